@@ -1,0 +1,113 @@
+#include "results.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "error.hpp"
+#include "version.hpp"
+
+namespace core {
+
+HostInfo describe_host() {
+  HostInfo h;
+  h.threads = static_cast<int>(std::thread::hardware_concurrency());
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      h.cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  if (h.cpu.empty()) h.cpu = "unknown";
+  return h;
+}
+
+std::string build_commit() { return STEPWISE_COMMIT; }
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+json stats_json(const Stats& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
+json device_json(const DeviceInfo& d) {
+  if (d.name.empty()) return nullptr;
+  return {{"name", d.name}, {"sm", d.sm}, {"sms", d.sms}, {"clock_mhz", d.clock_mhz}};
+}
+
+json host_json(const HostInfo& h) { return {{"cpu", h.cpu}, {"threads", h.threads}}; }
+
+namespace {
+// JSON has no Inf or NaN: a non-finite metric is written as null.
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+}  // namespace
+
+json validation_json(const std::string& reference, const ErrorMetrics& m, bool pass) {
+  return {{"reference", reference},         {"rel_l2", number_or_null(m.rel_l2)},
+          {"max_abs", number_or_null(m.max_abs)}, {"psnr_db", number_or_null(m.psnr_db)},
+          {"snr_db", number_or_null(m.snr_db)},   {"compared", m.count},
+          {"pass", pass}};
+}
+
+json new_record(const std::string& track, const std::string& step) {
+  return {{"schema", 1},
+          {"track", track},
+          {"step", step},
+          {"commit", build_commit()},
+          {"time", now_iso8601()},
+          {"host", host_json(describe_host())}};
+}
+
+void append_record(const std::string& path, const json& record) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+  }
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw UsageError(path + ": cannot open results file for appending");
+  out << record.dump() << '\n';
+  if (!out) throw RuntimeError(path + ": write failed");
+}
+
+std::string check_record(const json& r) {
+  if (!r.is_object()) return "not a JSON object";
+  if (!r.contains("schema") || r["schema"] != 1) return "missing or unsupported 'schema' (want 1)";
+  for (const char* key : {"track", "step"})
+    if (!r.contains(key) || !r[key].is_string()) return std::string("missing string '") + key + "'";
+  if (r["track"] == "probe") {
+    if (!r.contains("ceilings") || !r["ceilings"].is_object()) return "probe record without 'ceilings'";
+    if (!r.contains("device") || !r["device"].is_object()) return "probe record without 'device'";
+    return "";
+  }
+  if (!r.contains("kind") || (r["kind"] != "cpu" && r["kind"] != "gpu"))
+    return "missing 'kind' (cpu|gpu)";
+  if (!r.contains("problem") || !r["problem"].is_object() || !r["problem"].contains("name"))
+    return "missing 'problem.name'";
+  if (!r.contains("timing") || !r["timing"].is_object()) return "missing 'timing'";
+  for (const char* t : {"kernel_ms", "total_ms"}) {
+    const auto& s = r["timing"].value(t, json());
+    if (!s.is_object() || !s.contains("median") || !s["median"].is_number())
+      return std::string("missing number 'timing.") + t + ".median'";
+  }
+  if (!r.contains("throughput") || !r["throughput"].contains("value") ||
+      !r["throughput"]["value"].is_number() || !r["throughput"].contains("unit"))
+    return "missing 'throughput.value' or 'throughput.unit'";
+  if (!r.contains("validation") || !r["validation"].is_object() ||
+      !r["validation"].contains("pass") || !r["validation"]["pass"].is_boolean())
+    return "missing boolean 'validation.pass'";
+  if (r["kind"] == "gpu" && (!r.contains("device") || !r["device"].is_object()))
+    return "GPU record without 'device'";
+  return "";
+}
+
+}  // namespace core

@@ -1,0 +1,61 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "progress.hpp"
+
+namespace core {
+
+Stats summarize(std::vector<double> s) {
+  Stats st;
+  if (s.empty()) return st;
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  st.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  st.min = s.front();
+  st.max = s.back();
+  return st;
+}
+
+namespace {
+class HostTimer final : public KernelTimer {
+ public:
+  void start() override { clock_ = HostClock(); }
+  double stop_ms() override { return clock_.elapsed_ms(); }
+
+ private:
+  HostClock clock_;
+};
+}  // namespace
+
+std::unique_ptr<KernelTimer> make_host_timer() { return std::make_unique<HostTimer>(); }
+
+TimedRuns time_runs(const Phases& phases, KernelTimer& timer, int warmup, int repeat,
+                    bool show_progress) {
+  Progress progress("run", warmup + repeat, show_progress);
+  for (int i = 0; i < warmup; ++i) {
+    phases.load();
+    phases.compute();
+    phases.store();
+    progress.advance();
+  }
+  std::vector<double> kernel, total;
+  for (int i = 0; i < repeat; ++i) {
+    HostClock wall;
+    phases.load();
+    timer.start();
+    phases.compute();
+    kernel.push_back(timer.stop_ms());
+    phases.store();
+    total.push_back(wall.elapsed_ms());
+    progress.advance();
+  }
+  TimedRuns r;
+  r.kernel_ms = summarize(kernel);
+  r.total_ms = summarize(total);
+  r.repeat = repeat;
+  return r;
+}
+
+}  // namespace core

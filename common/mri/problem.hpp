@@ -1,0 +1,59 @@
+// The MRI problem: non-Cartesian k-space samples (kx, ky, kz), the voxel basis transform
+// phi, the measured data d, and the voxel positions where F^H d and Q are evaluated:
+//   F^H d_n = sum_m conj(phi_m) d_m e^{i 2 pi k_m . x_n}      Q_n = sum_m |phi_m|^2 e^{i 2 pi k_m . x_n}
+// Arrays are structures of arrays in float, as the kernels read them.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mri {
+
+enum class Kernel { fhd, q };
+const char* kernel_name(Kernel k);
+
+struct Problem {
+  std::string name;        // tiny | small | large | folder name | Parboil file name
+  nlohmann::json params;   // how it was made (sizes, trajectory, seed, noise)
+  std::vector<float> kx, ky, kz;    // cycles per field of view
+  std::vector<float> phiR, phiI;    // transform of the voxel basis function at k
+  std::vector<float> dR, dI;        // k-space data (empty for Parboil mri-q inputs)
+  std::vector<float> x, y, z;       // voxel positions (field-of-view units)
+  std::array<int, 3> grid{0, 0, 0}; // nx, ny, nz when the voxels are a Cartesian grid
+
+  size_t samples() const { return kx.size(); }
+  size_t voxels() const { return x.size(); }
+  bool has_data() const { return !dR.empty(); }
+  std::string digest() const;  // FNV-1a over every array: names the exact input
+};
+
+// Built-in problems, generated deterministically from the seed:
+//   tiny  8^3 voxels,  1,024 samples   (tests)
+//   small 32^3 voxels, 32,768 samples  (the ladder; the CPU baseline runs in under a minute)
+//   large 64^3 voxels, 3,211,264 samples (the published scale of Stone et al.)
+// Stack of spirals through the Shepp-Logan phantom's analytic transform, plus complex
+// Gaussian noise of standard deviation `noise` (relative to |d| at k = 0).
+Problem generate(const std::string& size, uint64_t seed, double noise);
+
+// Problem folders: meta.json + kx.npy ky.npy kz.npy (float32 [M]), phi.npy and d.npy
+// (complex64 [M]), x.npy y.npy z.npy (float32 [N]). Everything is checked on reading.
+Problem load_folder(const std::string& dir);
+void save_folder(const Problem& p, const std::string& dir);
+
+// Parboil mri-q files (../shared/data/README.md): little-endian int32 numK, int32 numX,
+// float32 kx, ky, kz, x, y, z, phiR, phiI. Output: uint32 numX, float32 Qr, Qi.
+Problem load_parboil(const std::string& path);
+void save_parboil(const Problem& p, const std::string& path);
+struct ParboilOutput {
+  std::vector<float> re, im;
+};
+ParboilOutput load_parboil_output(const std::string& path, size_t expected_voxels);
+
+// Sizes above which a step refuses to start: absurd inputs get exit 2, not a crash.
+constexpr size_t kMaxSamples = size_t(1) << 28;
+constexpr size_t kMaxVoxels = size_t(1) << 26;
+
+}  // namespace mri

@@ -1,0 +1,57 @@
+// mri 00_cpu: the lecture's sequential loop, one CPU thread, single precision.
+// Outer loop over k-space samples, inner loop over voxels: every sample scatters its
+// contribution into all voxels.
+#include <cmath>
+#include <vector>
+
+#include "step.hpp"
+#include "weights.hpp"
+
+namespace mri {
+namespace {
+
+constexpr float kPi = 3.1415926535897932384626433832795029f;
+
+class CpuLoop final : public Step {
+ public:
+  void load(const Inputs& in) override {
+    in_ = in;
+    rFhD_.assign(in.numX, 0.0f);
+    iFhD_.assign(in.numX, 0.0f);
+  }
+
+  void compute() override {
+    const Inputs& k = in_;
+    const bool q = k.kernel == Kernel::q;
+    for (int m = 0; m < k.numK; ++m) {
+      float rMu, iMu;
+      sample_weight(q, k.phiR[m], k.phiI[m], q ? 0.f : k.dR[m], q ? 0.f : k.dI[m], rMu, iMu);
+      for (int n = 0; n < k.numX; ++n) {
+        const float expFhD = 2 * kPi * (k.kx[m] * k.x[n] + k.ky[m] * k.y[n] + k.kz[m] * k.z[n]);
+        const float cArg = std::cos(expFhD);
+        const float sArg = std::sin(expFhD);
+        rFhD_[n] += rMu * cArg - iMu * sArg;
+        iFhD_[n] += iMu * cArg + rMu * sArg;
+      }
+    }
+  }
+
+  void store(float* outR, float* outI) override {
+    std::copy(rFhD_.begin(), rFhD_.end(), outR);
+    std::copy(iFhD_.begin(), iFhD_.end(), outI);
+  }
+
+ private:
+  Inputs in_{};
+  std::vector<float> rFhD_, iFhD_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"00_cpu", "CPU, one thread, the lecture's loop", false, Accuracy::exact, {}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables&) { return std::make_unique<CpuLoop>(); }
+
+}  // namespace mri
