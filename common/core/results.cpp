@@ -67,6 +67,22 @@ json new_record(const std::string& track, const std::string& step) {
           {"host", host_json(describe_host())}};
 }
 
+json step_record(const std::string& track, const std::string& step, const std::string& title,
+                 bool gpu, const json& problem, const json& params, const DeviceInfo& device,
+                 const TimedRuns& t, int warmup) {
+  json r = new_record(track, step);
+  r["title"] = title;
+  r["kind"] = gpu ? "gpu" : "cpu";
+  r["problem"] = problem;
+  r["params"] = params;
+  r["device"] = device_json(device);
+  r["timing"] = {{"kernel_ms", stats_json(t.kernel_ms)},
+                 {"total_ms", stats_json(t.total_ms)},
+                 {"repeat", t.repeat},
+                 {"warmup", warmup}};
+  return r;
+}
+
 void append_record(const std::string& path, const json& record) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) {

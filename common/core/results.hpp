@@ -28,6 +28,12 @@ json validation_json(const std::string& reference, const ErrorMetrics& m, bool p
 // Fills schema, commit, time and host; the caller supplies the rest.
 json new_record(const std::string& track, const std::string& step);
 
+// The fields every step record shares: schema, track, step, title, kind, problem, params,
+// device, host, commit, time and timing. The track adds work, throughput and validation.
+json step_record(const std::string& track, const std::string& step, const std::string& title,
+                 bool gpu, const json& problem, const json& params, const DeviceInfo& device,
+                 const TimedRuns& timing, int warmup);
+
 // Appends one line; creates the file (and its folder) if needed.
 void append_record(const std::string& path, const json& record);
 

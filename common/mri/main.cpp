@@ -92,15 +92,11 @@ int run(int argc, char** argv) {
   }
 
   if (!o.core.json_path.empty()) {
-    core::json r = core::new_record("mri", info.id);
-    r["title"] = info.title;
-    r["kind"] = info.gpu ? "gpu" : "cpu";
-    r["problem"] = {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}};
     core::json params = {{"kernel", kernel_name(kernel)}, {"accuracy", accuracy_name(info.accuracy)}};
     for (const auto& tu : tunables) params[tu.name] = tu.value;
-    r["params"] = params;
-    r["device"] = core::device_json(device);
-    r["timing"] = {{"kernel_ms", core::stats_json(t.kernel_ms)}, {"total_ms", core::stats_json(t.total_ms)}, {"repeat", t.repeat}, {"warmup", o.core.warmup}};
+    core::json r = core::step_record("mri", info.id, info.title, info.gpu,
+                                     {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}},
+                                     params, device, t, o.core.warmup);
     // 14 FP32 operations per pair besides the sine and cosine: 5 for the phase k.x,
     // 1 for the 2 pi, 8 for the complex multiply-accumulate.
     r["work"] = {{"unit", "pairs"}, {"count", pairs}, {"flop", 14 * pairs}, {"sincos", pairs}};
