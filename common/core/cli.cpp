@@ -19,6 +19,7 @@ void add_core_options(CLI::App& app, CoreOptions& o) {
   app.add_option("--seed", o.seed, "Seed of the generated problem")->capture_default_str();
   app.add_option("--device", o.device, "CUDA device index")->check(CLI::Range(0, 63))->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only errors");
+  app.add_option("--tag", o.tag, "Label for the results record (the tuner writes \"tune\")");
 }
 
 void add_tunables(CLI::App& app, Tunables& tunables) {

@@ -20,6 +20,7 @@ struct CoreOptions {
   uint64_t seed = 1;
   int device = 0;
   bool quiet = false;
+  std::string tag;  // labels the results record, e.g. "tune" for sweep points
 };
 
 void add_core_options(CLI::App& app, CoreOptions& o);

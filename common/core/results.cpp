@@ -69,7 +69,7 @@ json new_record(const std::string& track, const std::string& step) {
 
 json step_record(const std::string& track, const std::string& step, const std::string& title,
                  bool gpu, const json& problem, const json& params, const DeviceInfo& device,
-                 const TimedRuns& t, int warmup) {
+                 const TimedRuns& t, const CoreOptions& options) {
   json r = new_record(track, step);
   r["title"] = title;
   r["kind"] = gpu ? "gpu" : "cpu";
@@ -79,7 +79,8 @@ json step_record(const std::string& track, const std::string& step, const std::s
   r["timing"] = {{"kernel_ms", stats_json(t.kernel_ms)},
                  {"total_ms", stats_json(t.total_ms)},
                  {"repeat", t.repeat},
-                 {"warmup", warmup}};
+                 {"warmup", options.warmup}};
+  if (!options.tag.empty()) r["tag"] = options.tag;
   return r;
 }
 

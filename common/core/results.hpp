@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli.hpp"
 #include "device.hpp"
 #include "metrics.hpp"
 #include "timing.hpp"
@@ -29,10 +30,10 @@ json validation_json(const std::string& reference, const ErrorMetrics& m, bool p
 json new_record(const std::string& track, const std::string& step);
 
 // The fields every step record shares: schema, track, step, title, kind, problem, params,
-// device, host, commit, time and timing. The track adds work, throughput and validation.
+// device, host, commit, time, timing and the --tag. The track adds work, throughput and validation.
 json step_record(const std::string& track, const std::string& step, const std::string& title,
                  bool gpu, const json& problem, const json& params, const DeviceInfo& device,
-                 const TimedRuns& timing, int warmup);
+                 const TimedRuns& timing, const CoreOptions& options);
 
 // Appends one line; creates the file (and its folder) if needed.
 void append_record(const std::string& path, const json& record);

@@ -96,7 +96,7 @@ int run(int argc, char** argv) {
     for (const auto& tu : tunables) params[tu.name] = tu.value;
     core::json r = core::step_record("mri", info.id, info.title, info.gpu,
                                      {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}},
-                                     params, device, t, o.core.warmup);
+                                     params, device, t, o.core);
     // 14 FP32 operations per pair besides the sine and cosine: 5 for the phase k.x,
     // 1 for the 2 pi, 8 for the complex multiply-accumulate.
     r["work"] = {{"unit", "pairs"}, {"count", pairs}, {"flop", 14 * pairs}, {"sincos", pairs}};
