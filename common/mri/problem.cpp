@@ -79,7 +79,8 @@ Problem generate(const std::string& size, uint64_t seed, double noise) {
   // enough turns that neighbouring arms are at most one cycle/FOV apart (Nyquist).
   const double kmax = s.n / 2.0;
   const double turns = std::ceil(kmax / s.arms);
-  std::mt19937_64 rng(seed);
+  // Separate streams, so that adding noise leaves the trajectory unchanged.
+  std::mt19937_64 rng(seed), noise_rng(seed ^ 0x6a09e667f3bcc909ull);
   std::normal_distribution<double> gauss(0.0, 1.0);
   const double scale = std::abs(phantom_transform(0, 0, 0));
   size_t m = 0;
@@ -102,7 +103,7 @@ Problem generate(const std::string& size, uint64_t seed, double noise) {
         p.phiR[m] = float(phi.real()); p.phiI[m] = float(phi.imag());
         // The voxel-basis model: d = phi * F(k), with F the phantom's analytic transform.
         std::complex<double> d = phi * phantom_transform(kx, ky, kz);
-        if (noise > 0) d += noise * scale * std::complex<double>(gauss(rng), gauss(rng)) / std::sqrt(2.0);
+        if (noise > 0) d += noise * scale * std::complex<double>(gauss(noise_rng), gauss(noise_rng)) / std::sqrt(2.0);
         p.dR[m] = float(d.real()); p.dI[m] = float(d.imag());
       }
   }

@@ -1,0 +1,84 @@
+// Results lines parse back to the schema; malformed records are named.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "results.hpp"
+
+namespace {
+
+core::json sample_record() {
+  core::TimedRuns t;
+  t.kernel_ms = {1.5, 1.25, 2.0};
+  t.total_ms = {2.5, 2.25, 3.0};
+  t.repeat = 3;
+  core::DeviceInfo d{"NVIDIA H100 80GB HBM3", "9.0", 132, 1980, 0};
+  core::CoreOptions o;
+  o.tag = "tune";
+  core::json r = core::step_record("mri", "03_gather", "gather", true, {{"name", "small"}},
+                                   {{"kernel", "fhd"}, {"threads", 256}}, d, t, o);
+  r["work"] = {{"unit", "pairs"}, {"count", 1e9}};
+  r["throughput"] = {{"value", 6.7e11}, {"unit", "pairs/s"}};
+  core::ErrorMetrics m;
+  m.rel_l2 = 1e-6;
+  r["validation"] = core::validation_json("cpu-double", m, true);
+  return r;
+}
+
+TEST(Results, AppendedLineParsesBackToTheSchema) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("stepwise_results_" + std::to_string(::getpid()) + ".jsonl")).string();
+  std::remove(path.c_str());
+  core::append_record(path, sample_record());
+  core::append_record(path, sample_record());
+  std::ifstream in(path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    const core::json r = core::json::parse(line);
+    EXPECT_EQ(core::check_record(r), "");
+    EXPECT_EQ(r["schema"], 1);
+    EXPECT_EQ(r["kind"], "gpu");
+    EXPECT_EQ(r["device"]["sms"], 132);
+    EXPECT_EQ(r["timing"]["kernel_ms"]["median"], 1.5);
+    EXPECT_EQ(r["tag"], "tune");
+    EXPECT_FALSE(r["commit"].get<std::string>().empty());
+  }
+  EXPECT_EQ(lines, 2);
+  std::remove(path.c_str());
+}
+
+TEST(Results, CheckNamesTheMissingField) {
+  core::json r = sample_record();
+  r.erase("throughput");
+  EXPECT_NE(core::check_record(r).find("throughput"), std::string::npos);
+  r = sample_record();
+  r["timing"]["kernel_ms"].erase("median");
+  EXPECT_NE(core::check_record(r).find("timing.kernel_ms.median"), std::string::npos);
+  r = sample_record();
+  r["schema"] = 2;
+  EXPECT_NE(core::check_record(r).find("schema"), std::string::npos);
+  r = sample_record();
+  r.erase("device");
+  EXPECT_NE(core::check_record(r).find("device"), std::string::npos);
+}
+
+TEST(Results, NonFiniteMetricsBecomeNull) {
+  core::ErrorMetrics m;
+  m.psnr_db = std::numeric_limits<double>::infinity();
+  const core::json v = core::validation_json("cpu-double", m, true);
+  EXPECT_TRUE(v["psnr_db"].is_null());
+  EXPECT_NO_THROW(core::json::parse(v.dump()));
+}
+
+TEST(Results, ProbeRecordNeedsCeilings) {
+  core::json p = core::new_record("probe", "ceilings");
+  p["device"] = {{"name", "x"}};
+  EXPECT_NE(core::check_record(p), "");
+  p["ceilings"] = {{"sfu_per_s", 4e12}};
+  EXPECT_EQ(core::check_record(p), "");
+}
+
+}  // namespace
