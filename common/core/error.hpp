@@ -2,6 +2,7 @@
 #pragma once
 #include <stdexcept>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace core {
@@ -27,22 +28,27 @@ struct NoGpuError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+inline const char* base_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
 // Runs body() and turns the exceptions above into their exit codes with one line on stderr.
 template <class Body>
 int exit_code_of(const char* program, Body&& body) {
   try {
     return body();
   } catch (const UsageError& e) {
-    fprintf(stderr, "%s: error: %s\n", program, e.what());
+    fprintf(stderr, "%s: error: %s\n", base_name(program), e.what());
     return kBadUsage;
   } catch (const NoGpuError& e) {
-    fprintf(stderr, "%s: skipped: %s\n", program, e.what());
+    fprintf(stderr, "%s: skipped: %s\n", base_name(program), e.what());
     return kNoGpu;
   } catch (const RuntimeError& e) {
-    fprintf(stderr, "%s: runtime error: %s\n", program, e.what());
+    fprintf(stderr, "%s: runtime error: %s\n", base_name(program), e.what());
     return kRuntime;
   } catch (const std::bad_alloc&) {
-    fprintf(stderr, "%s: runtime error: out of host memory\n", program);
+    fprintf(stderr, "%s: runtime error: out of host memory\n", base_name(program));
     return kRuntime;
   }
 }

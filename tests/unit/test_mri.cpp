@@ -209,3 +209,13 @@ TEST(Parboil, OutputReaderChecksTheVoxelCount) {
 }
 
 }  // namespace
+
+namespace {
+// The committed fixture datasets/mri/tiny is exactly what the generator makes for seed 1.
+TEST(Fixture, CommittedTinyFolderIsTheGeneratedProblem) {
+  const char* root = std::getenv("STEPWISE_SOURCE_ROOT");
+  if (!root) GTEST_SKIP() << "STEPWISE_SOURCE_ROOT not set";
+  const auto fixture = mri::load_folder(std::string(root) + "/datasets/mri/tiny");
+  EXPECT_EQ(fixture.digest(), mri::generate("tiny", 1, 0.0).digest());
+}
+}  // namespace
