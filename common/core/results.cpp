@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,13 @@ HostInfo describe_host() {
   return h;
 }
 
-std::string build_commit() { return STEPWISE_COMMIT; }
+std::string build_commit() {
+  // A tree copied without its .git (e.g. to a GPU machine) cannot describe itself at build
+  // time; whoever copied it can name the commit in STEPWISE_COMMIT.
+  const std::string built = STEPWISE_COMMIT;
+  const char* given = std::getenv("STEPWISE_COMMIT");
+  return built == "unknown" && given && *given ? given : built;
+}
 
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
@@ -101,15 +108,23 @@ std::string check_record(const json& r) {
   if (!r.contains("schema") || r["schema"] != 1) return "missing or unsupported 'schema' (want 1)";
   for (const char* key : {"track", "step"})
     if (!r.contains(key) || !r[key].is_string()) return std::string("missing string '") + key + "'";
+  if (r.contains("tag") && !r["tag"].is_string()) return "'tag' is not a string";
+  if (r.contains("device") && !r["device"].is_null() &&
+      (!r["device"].is_object() || !r["device"].contains("name") || !r["device"]["name"].is_string()))
+    return "'device' is neither null nor an object with a string 'name'";
   if (r["track"] == "probe") {
     if (!r.contains("ceilings") || !r["ceilings"].is_object()) return "probe record without 'ceilings'";
     if (!r.contains("device") || !r["device"].is_object()) return "probe record without 'device'";
+    for (const auto& c : r["ceilings"].items())
+      if (!c.value().is_number()) return "probe ceiling '" + c.key() + "' is not a number";
     return "";
   }
   if (!r.contains("kind") || (r["kind"] != "cpu" && r["kind"] != "gpu"))
     return "missing 'kind' (cpu|gpu)";
-  if (!r.contains("problem") || !r["problem"].is_object() || !r["problem"].contains("name"))
-    return "missing 'problem.name'";
+  if (!r.contains("problem") || !r["problem"].is_object() || !r["problem"].contains("name") ||
+      !r["problem"]["name"].is_string())
+    return "missing string 'problem.name'";
+  if (r.contains("params") && !r["params"].is_object()) return "'params' is not an object";
   if (!r.contains("timing") || !r["timing"].is_object()) return "missing 'timing'";
   for (const char* t : {"kernel_ms", "total_ms"}) {
     const auto& s = r["timing"].value(t, json());
