@@ -1,0 +1,478 @@
+#include "document.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "format.hpp"
+#include "model.hpp"
+
+namespace report {
+
+const char* const kNotRenderedMarker = "> **Plots not rendered:**";
+
+namespace {
+
+// Markdown table cells must not contain a bare '|'.
+std::string cell(std::string s) {
+  for (size_t i = s.find('|'); i != std::string::npos; i = s.find('|', i + 2)) s.replace(i, 1, "\\|");
+  return s;
+}
+
+std::string table_row(const std::vector<std::string>& cells) {
+  std::string line = "|";
+  for (const auto& c : cells) line += " " + cell(c) + " |";
+  return line + "\n";
+}
+
+std::string table_rule(size_t columns, size_t left_aligned) {
+  std::string line = "|";
+  for (size_t i = 0; i < columns; ++i) line += i < left_aligned ? "---|" : "---:|";
+  return line + "\n";
+}
+
+// Unique figure names, in the order the document asks for them.
+class FigureNames {
+ public:
+  std::string operator()(const std::string& wanted) {
+    std::string name = slug(wanted);
+    for (int i = 2; used_.count(name); ++i) name = slug(wanted) + "-" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+std::string problem_label(const Record& r) {
+  std::string label = r.problem();
+  const json& p = r.data["problem"];
+  const auto samples = number_at(p, "params.samples"), voxels = number_at(p, "params.voxels");
+  if (samples && voxels)
+    label += " (" + printf_string("%.0f", *samples) + " samples x " + printf_string("%.0f", *voxels) + " voxels)";
+  return label;
+}
+
+// "00, 01 on AMD EPYC (16 threads), commit a4c5db1, 2026-11-21; 02-10 on ..."
+std::string sources_line(const std::vector<const Record*>& rows) {
+  struct Source {
+    std::vector<std::string> steps;
+    std::string first_date, last_date;
+  };
+  std::vector<std::pair<std::string, std::string>> order;  // (where, commit) in row order
+  std::map<std::pair<std::string, std::string>, Source> sources;
+  for (const Record* r : rows) {
+    const auto key = std::make_pair(r->where(), r->commit());
+    auto [it, inserted] = sources.emplace(key, Source{});
+    if (inserted) order.push_back(key);
+    it->second.steps.push_back(short_step(row_label(*r)));
+    const std::string d = date_of(r->time());
+    if (!d.empty()) {
+      if (it->second.first_date.empty() || d < it->second.first_date) it->second.first_date = d;
+      if (d > it->second.last_date) it->second.last_date = d;
+    }
+  }
+  std::string line;
+  for (const auto& key : order) {
+    const Source& s = sources[key];
+    if (!line.empty()) line += "; ";
+    for (size_t i = 0; i < s.steps.size(); ++i) line += (i ? ", " : "") + s.steps[i];
+    line += " on " + key.first + ", commit `" + key.second + "`";
+    if (!s.first_date.empty())
+      line += ", " + s.first_date + (s.last_date != s.first_date ? " to " + s.last_date : "");
+  }
+  return line;
+}
+
+// "commit `abc1234`, 2026-11-21" for a set of records (a sweep) that ran on one machine.
+std::string provenance(const std::vector<const Record*>& rows) {
+  std::set<std::string> commits, dates;
+  for (const Record* r : rows) {
+    commits.insert(r->commit());
+    if (!r->time().empty()) dates.insert(date_of(r->time()));
+  }
+  std::string line = commits.size() == 1 ? "commit " : "commits ";
+  for (auto it = commits.begin(); it != commits.end(); ++it) line += (it == commits.begin() ? "`" : ", `") + *it + "`";
+  if (!dates.empty()) line += ", " + *dates.begin() + (dates.size() > 1 ? " to " + *dates.rbegin() : "");
+  return line;
+}
+
+// Speedup of `r` over `base`: the ratio of throughputs (the same as the ratio of times when
+// both did the same work); a time ratio when the throughputs cannot be compared.
+double speedup(const Record& base, const Record& r) {
+  if (base.unit() == r.unit() && base.throughput() > 0 && r.throughput() > 0)
+    return lower_is_better(r.unit()) ? base.throughput() / r.throughput() : r.throughput() / base.throughput();
+  return base.time_ms() / r.time_ms();
+}
+
+std::optional<double> realtime_factor(const Record& r) {
+  if (auto v = number_at(r.data, "realtime_factor")) return v;
+  return number_at(r.data, "throughput.realtime_factor");
+}
+
+std::string title_of(const Record& r) { return r.data.value("title", std::string()); }
+
+bool passed(const Record& r) { return r.data["validation"]["pass"].get<bool>(); }
+
+class Writer {
+ public:
+  Writer(const std::vector<Record>& records, const std::string& render_note)
+      : records_(records), probes_(newest_probes(records)), render_note_(render_note) {}
+
+  Document run(const std::vector<Input>& inputs) {
+    header(inputs);
+    if (records_.empty()) {
+      md_ << "No results recorded yet. Run `./stepwise report` to measure this machine, or commit a\n"
+             "results file from the GPU machine under `report/results/`.\n";
+      return {md_.str(), std::move(figures_)};
+    }
+    ceilings();
+    for (const std::string& track : track_order(records_)) track_section(track);
+    return {md_.str(), std::move(figures_)};
+  }
+
+ private:
+  void header(const std::vector<Input>& inputs) {
+    md_ << "# stepwise: measured results\n\n";
+    std::map<std::string, size_t> count;
+    for (const Record& r : records_) ++count[r.file];
+    md_ << "Generated by `stepwise_report` from " << records_.size() << " record"
+        << (records_.size() == 1 ? "" : "s") << " in ";
+    if (inputs.empty()) md_ << "no results files";
+    for (size_t i = 0; i < inputs.size(); ++i)
+      md_ << (i ? ", " : "") << "`" << inputs[i].name << "` (" << count[inputs[i].name] << ")";
+    md_ << ".\nThe same records always give this same file; `./stepwise report` regenerates it with this\n"
+           "machine's runs added.\n\n";
+    if (!render_note_.empty()) md_ << kNotRenderedMarker << " " << render_note_ << "\n\n";
+    if (records_.empty()) return;
+    md_ << "How to read the ladders. *time*: median of the timed runs of the step's compute phase\n"
+           "(CUDA events for GPU steps, the host clock for CPU steps); *end-to-end*: the same run with\n"
+           "host-device transfers. *step speedup*: over the row above; *cumulative*: over the first row\n"
+           "(both are throughput ratios, equal to time ratios when the rows did the same work).\n"
+           "*% of ceiling*: throughput over the bound measured by `stepwise_probe` on the same GPU.\n"
+           "*check*: validation against the independent CPU double-precision reference. When several\n"
+           "runs of a row were recorded, the newest is shown; each table says where and at which\n"
+           "commit its rows ran.\n\n";
+  }
+
+  void ceilings() {
+    if (probes_.empty()) return;
+    md_ << "## Measured ceilings\n\n"
+        << "Measured by `stepwise_probe` on each GPU (the newest probe per device).\n\n";
+    md_ << table_row({"device", "SMs", "clock (MHz)", "SFU sin/cos (1/s)", "FP32 (FLOP/s)", "copy (B/s)",
+                      "mri ceiling (pairs/s)", "commit", "date"})
+        << table_rule(9, 1);
+    for (const auto& [device, probe] : probes_) {
+      const json& d = probe->data;
+      auto num = [&](const std::string& path) {
+        const auto v = number_at(d, path);
+        return v ? fmt_si(*v) : std::string("n/a");
+      };
+      const auto sfu = number_at(d, "ceilings.sfu_per_s");
+      md_ << table_row({device, text_at(d, "device.sms").value_or("n/a"), text_at(d, "device.clock_mhz").value_or("n/a"),
+                        num("ceilings.sfu_per_s"), num("ceilings.fp32_flop_per_s"), num("ceilings.copy_bytes_per_s"),
+                        sfu ? fmt_si(*sfu / 2) : "n/a", "`" + probe->commit() + "`", date_of(probe->time())});
+    }
+    md_ << "\n";
+  }
+
+  void track_section(const std::string& track) {
+    const Track& info = track_info(track);
+    md_ << "## " << track << ": " << info.title << "\n\n";
+    if (!info.ceiling_text.empty()) md_ << "Ceiling: " << info.ceiling_text << ".\n\n";
+    for (const Ladder& l : ladders(records_, track)) ladder(info, l);
+    const auto sweeps = tune_sweeps(records_, track);
+    if (!sweeps.empty()) md_ << "### Tuning sweeps\n\n";
+    for (const TuneSweep& s : sweeps) tuning(info, s);
+    const auto sizes = size_sweeps(records_, track);
+    if (!sizes.empty()) md_ << "### Throughput against problem size\n\n";
+    for (const SizeSweep& s : sizes) size_sweep(info, s);
+  }
+
+  void ladder(const Track& info, const Ladder& l) {
+    const Record& first = *l.rows.front();
+    std::string heading = info.variant_label(l.variant);
+    heading += (heading.empty() ? "" : ", ") + std::string("problem ") + problem_label(first);
+    heading += ", " + (l.device.empty() ? std::string("CPU only") : l.device);
+    md_ << "### " << heading << "\n\n";
+    md_ << "Rows: " << sources_line(l.rows) << ".\n\n";
+
+    bool any_rel = false, any_psnr = false, any_realtime = false, any_title = false;
+    std::set<std::string> digests;
+    for (const Record* r : l.rows) {
+      any_rel |= number_at(r->data, "validation.rel_l2").has_value();
+      any_psnr |= number_at(r->data, "validation.psnr_db").has_value();
+      any_realtime |= realtime_factor(*r).has_value();
+      any_title |= !title_of(*r).empty();
+      if (auto d = text_at(r->data, "problem.digest")) digests.insert(*d);
+    }
+    const std::string unit = first.unit();
+    std::vector<std::string> head = {"step"};
+    if (any_title) head.push_back("what");
+    head.insert(head.end(), {"time (ms)", "end-to-end (ms)", "step speedup", "cumulative", unit.empty() ? "throughput" : unit});
+    if (any_realtime) head.push_back("real-time factor");
+    head.insert(head.end(), {"% of ceiling", "check"});
+    if (any_rel) head.push_back("rel. L2 error");
+    if (any_psnr) head.push_back("PSNR (dB)");
+    md_ << table_row(head) << table_rule(head.size(), any_title ? 2 : 1);
+
+    const Record* previous = nullptr;
+    std::vector<Bar> bars;
+    for (const Record* r : l.rows) {
+      const bool ladder_step = numbered(r->step());
+      std::vector<std::string> row = {"`" + row_label(*r) + "`"};
+      if (any_title) row.push_back(title_of(*r));
+      const double cumulative = speedup(first, *r);
+      row.insert(row.end(), {fmt_ms(r->time_ms()), fmt_ms(r->total_ms()),
+                             previous && ladder_step ? fmt_speedup(speedup(*previous, *r)) : "-",
+                             fmt_speedup(cumulative), fmt_si(r->throughput())});
+      if (any_realtime) row.push_back(realtime_factor(*r) ? printf_string("%.2f", *realtime_factor(*r)) : "n/a");
+      row.push_back(ceiling_cell(info, *r, probes_));
+      row.push_back(passed(*r) ? "PASS" : "**FAIL**");
+      if (any_rel) row.push_back(fmt_sci(number_at(r->data, "validation.rel_l2")));
+      if (any_psnr) row.push_back(fmt_db(number_at(r->data, "validation.psnr_db")));
+      md_ << table_row(row);
+      if (ladder_step) previous = r;
+      bars.push_back({row_label(*r), cumulative, r->gpu()});
+    }
+    md_ << "\n";
+    sampled_validation_note(l.rows);
+    if (digests.size() > 1)
+      md_ << "Warning: the rows of this table ran on " << digests.size()
+          << " different problem instances of the same name (problem digests differ).\n\n";
+
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
+                                    (l.device.empty() ? "cpu" : l.device) + "-speedup");
+    figures_.push_back(speedup_bars(name, l.track + " " + heading, row_label(first), bars));
+    md_ << "![cumulative speedup, " << heading << "](figures/" << name << ".png)\n\n";
+    heat_profile_of(l, heading);
+  }
+
+  // Large problems are validated on a seeded sample of outputs; the table says so.
+  void sampled_validation_note(const std::vector<const Record*>& rows) {
+    std::vector<std::string> sampled;
+    double compared = 0, total = 0;
+    for (const Record* r : rows) {
+      const auto c = number_at(r->data, "validation.compared");
+      const auto n = number_at(r->data, "problem.params.voxels");
+      if (c && n && *c < *n) {
+        sampled.push_back(short_step(row_label(*r)));
+        compared = *c;
+        total = *n;
+      }
+    }
+    if (sampled.empty()) return;
+    md_ << (sampled.size() == 1 ? "Row " : "Rows ");
+    for (size_t i = 0; i < sampled.size(); ++i) md_ << (i ? ", " : "") << sampled[i];
+    md_ << (sampled.size() == 1 ? " was" : " were") << " checked on a seeded random sample of the outputs (" << printf_string("%.0f", compared) << " of "
+        << printf_string("%.0f", total) << ").\n\n";
+  }
+
+  void heat_profile_of(const Ladder& l, const std::string& heading) {
+    const Record* with_profile = nullptr;
+    for (const Record* r : l.rows)
+      if (r->data.contains("profile")) with_profile = r;
+    if (!with_profile) return;
+    const json& p = with_profile->data["profile"];
+    auto column = [&](const char* key) {
+      return p.contains(key) ? p[key].get<std::vector<double>>() : std::vector<double>();
+    };
+    Profile profile{column("r_mm"), column("heat"), column("stderr"), column("exact")};
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
+                                    (l.device.empty() ? "cpu" : l.device) + "-heat-profile");
+    const std::string step = row_label(*with_profile);
+    figures_.push_back(heat_profile(name, "heat profile, " + step + ", " + heading, profile));
+    md_ << "Heat profile of `" << step << "` against the exact transport solution:\n\n"
+        << "![heat profile, " << step << "](figures/" << name << ".png)\n\n";
+  }
+
+  // The best passing point among `points` by throughput (highest, or lowest for times).
+  static const Record* best_of(const std::vector<const Record*>& points) {
+    const Record* best = nullptr;
+    for (const Record* r : points) {
+      if (!passed(*r)) continue;
+      if (!best) best = r;
+      else if (lower_is_better(r->unit()) ? r->throughput() < best->throughput() : r->throughput() > best->throughput())
+        best = r;
+    }
+    return best;
+  }
+
+  static std::string axis_text(const Record& r, const std::string& axis) {
+    return text_at(r.data, "params." + axis).value_or("-");
+  }
+
+  void tuning(const Track& info, const TuneSweep& s) {
+    std::string heading = s.step;  // plain text: it titles the figures too
+    if (!s.variant.empty()) heading += ", " + info.variant_label(s.variant);
+    heading += ", problem " + s.problem + ", " + s.where;
+    md_ << "#### " << heading << "\n\n";
+    size_t failed = 0;
+    for (const Record* r : s.points) failed += !passed(*r);
+    md_ << s.points.size() << " points";
+    if (!s.axes.empty()) {
+      md_ << " over ";
+      for (size_t i = 0; i < s.axes.size(); ++i) md_ << (i ? " x " : "") << s.axes[i];
+    }
+    md_ << " (" << provenance(s.points) << ")";
+    if (failed) md_ << "; " << (failed == 1 ? "1 point" : std::to_string(failed) + " points")
+                    << " failed validation (left out)";
+    md_ << ".\n\n";
+
+    const Record* best = best_of(s.points);
+    if (best) {
+      md_ << "Best point: ";
+      for (size_t i = 0; i < s.axes.size(); ++i) md_ << (i ? ", " : "") << s.axes[i] << " " << axis_text(*best, s.axes[i]);
+      md_ << (s.axes.empty() ? "" : ": ") << fmt_ms(best->time_ms()) << " ms, " << fmt_si(best->throughput()) << " "
+          << best->unit();
+      if (const auto f = ceiling_fraction(info, *best, probes_)) md_ << " (" << fmt_percent(*f) << " of the ceiling)";
+      md_ << ".\n\n";
+    }
+
+    std::vector<std::string> map_axes = s.axes;
+    const bool chunk_lines = info.id == "mri" && std::count(s.axes.begin(), s.axes.end(), "chunk") && s.axes.size() >= 2;
+    if (chunk_lines && map_axes.size() >= 3) map_axes.erase(std::find(map_axes.begin(), map_axes.end(), "chunk"));
+    const std::string base = s.track + "-" + s.step + "-" + s.variant + "-" + s.problem + "-" + s.where;
+    if (map_axes.size() == 1) {
+      one_axis(s, map_axes[0], heading, base);
+    } else {
+      for (size_t i = 0; i < map_axes.size(); ++i)
+        for (size_t j = i + 1; j < map_axes.size(); ++j) two_axes(s, map_axes[i], map_axes[j], heading, base);
+    }
+    if (chunk_lines) samples_per_launch(s, heading, base);
+  }
+
+  // Distinct values of an axis, numerically sorted, as the records spell them.
+  static std::vector<std::string> axis_values(const TuneSweep& s, const std::string& axis) {
+    std::map<double, std::string> values;
+    for (const Record* r : s.points)
+      if (auto v = number_at(r->data, "params." + axis)) values.emplace(*v, axis_text(*r, axis));
+    std::vector<std::string> out;
+    for (const auto& v : values) out.push_back(v.second);
+    return out;
+  }
+
+  void one_axis(const TuneSweep& s, const std::string& axis, const std::string& heading, const std::string& base) {
+    Series series{s.step, {}};
+    md_ << table_row({axis, s.points.front()->unit(), "time (ms)"}) << table_rule(3, 1);
+    for (const std::string& v : axis_values(s, axis)) {
+      std::vector<const Record*> at;
+      for (const Record* r : s.points)
+        if (axis_text(*r, axis) == v) at.push_back(r);
+      const Record* b = best_of(at);
+      md_ << table_row({v, b ? fmt_si(b->throughput()) : "FAIL", b ? fmt_ms(b->time_ms()) : "-"});
+      if (b) series.points.push_back({std::strtod(v.c_str(), nullptr), b->throughput()});
+    }
+    md_ << "\n";
+    const std::string name = names_(base + "-" + axis);
+    figures_.push_back(lines(name, "tuning " + heading, {axis, s.points.front()->unit(), true, false, 2}, {series}));
+    md_ << "![tuning " << axis << "](figures/" << name << ".png)\n\n";
+  }
+
+  void two_axes(const TuneSweep& s, const std::string& x, const std::string& y, const std::string& heading,
+                const std::string& base) {
+    const auto xs = axis_values(s, x), ys = axis_values(s, y);
+    const std::string unit = s.points.front()->unit();
+    const Record* overall = best_of(s.points);
+    std::vector<Cell> cells;
+    md_ << "Best " << unit << " for each " << y << " (rows) and " << x << " (columns)";
+    if (s.axes.size() > 2) md_ << ", over the other parameters";
+    md_ << "; the best point in bold:\n\n";
+    std::vector<std::string> head = {y + " \\ " + x};
+    head.insert(head.end(), xs.begin(), xs.end());
+    md_ << table_row(head) << table_rule(head.size(), 1);
+    for (size_t yi = 0; yi < ys.size(); ++yi) {
+      std::vector<std::string> row = {ys[yi]};
+      for (size_t xi = 0; xi < xs.size(); ++xi) {
+        std::vector<const Record*> at;
+        for (const Record* r : s.points)
+          if (axis_text(*r, x) == xs[xi] && axis_text(*r, y) == ys[yi]) at.push_back(r);
+        const Record* b = best_of(at);
+        if (!b) {
+          row.push_back(at.empty() ? "" : "FAIL");
+          continue;
+        }
+        const bool is_best = overall && axis_text(*b, x) == axis_text(*overall, x) && axis_text(*b, y) == axis_text(*overall, y);
+        row.push_back(is_best ? "**" + fmt_si(b->throughput()) + "**" : fmt_si(b->throughput()));
+        cells.push_back({xi, yi, b->throughput(), fmt_si(b->throughput()) + (is_best ? " *" : "")});
+      }
+      md_ << table_row(row);
+    }
+    md_ << "\n";
+    const std::string name = names_(base + "-" + x + "-" + y);
+    figures_.push_back(heat_map(name, "tuning " + heading, x, xs, y, ys, unit + " (best over other parameters)", cells));
+    md_ << "![tuning heat map, " << x << " x " << y << "](figures/" << name << ".png)\n\n";
+  }
+
+  // The lecture's figure: kernel time against samples per launch, one line per block size.
+  void samples_per_launch(const TuneSweep& s, const std::string& heading, const std::string& base) {
+    const bool by_threads = std::count(s.axes.begin(), s.axes.end(), "threads") > 0;
+    std::vector<Series> series;
+    for (const std::string& t : by_threads ? axis_values(s, "threads") : std::vector<std::string>{""}) {
+      Series line{by_threads ? "threads " + t : s.step, {}};
+      for (const std::string& c : axis_values(s, "chunk")) {
+        std::vector<const Record*> at;
+        for (const Record* r : s.points)
+          if (axis_text(*r, "chunk") == c && (!by_threads || axis_text(*r, "threads") == t)) at.push_back(r);
+        if (const Record* b = best_of(at)) line.points.push_back({std::strtod(c.c_str(), nullptr), b->time_ms()});
+      }
+      if (!line.points.empty()) series.push_back(std::move(line));
+    }
+    if (series.empty()) return;
+    const std::string name = names_(base + "-chunk");
+    figures_.push_back(lines(name, "runtime vs samples per launch, " + heading,
+                             {"k-space samples per launch (chunk)", "kernel time (ms), best over the other parameters", true, false, 2},
+                             series));
+    md_ << "![runtime against samples per launch](figures/" << name << ".png)\n\n";
+  }
+
+  void size_sweep(const Track& info, const SizeSweep& s) {
+    const Record* any = s.series.begin()->second.begin()->second;
+    const std::string unit = any->unit();
+    const std::string work = any->data["work"].value("unit", std::string("work items"));
+    if (!s.variant.empty()) md_ << "#### " << info.variant_label(s.variant) << "\n\n";
+    std::set<double> counts;
+    for (const auto& [label, points] : s.series)
+      for (const auto& p : points) counts.insert(p.first);
+    std::vector<std::string> head = {work};
+    for (const auto& [label, points] : s.series) head.push_back(label);
+    md_ << unit << " by " << work << " per run:\n\n" << table_row(head) << table_rule(head.size(), 1);
+    for (double c : counts) {
+      std::vector<std::string> row = {printf_string("%.0f", c)};
+      for (const auto& [label, points] : s.series) {
+        const auto it = points.find(c);
+        row.push_back(it == points.end() ? "" : fmt_si(it->second->throughput()) + (passed(*it->second) ? "" : " (FAIL)"));
+      }
+      md_ << table_row(row);
+    }
+    md_ << "\n";
+    std::vector<Series> series;
+    for (const auto& [label, points] : s.series) {
+      Series line{label, {}};
+      for (const auto& [count, r] : points) line.points.push_back({count, r->throughput()});
+      series.push_back(std::move(line));
+    }
+    const std::string name = names_(s.track + "-" + s.variant + "-sizes");
+    figures_.push_back(lines(name, s.track + " " + unit + " against " + work, {work + " (log scale)", unit + " (log scale)", true, true, 10}, series));
+    md_ << "![" << unit << " against " << work << "](figures/" << name << ".png)\n\n";
+  }
+
+  const std::vector<Record>& records_;
+  const Probes probes_;
+  const std::string render_note_;
+  std::ostringstream md_;
+  std::vector<Figure> figures_;
+  FigureNames names_;
+};
+
+}  // namespace
+
+Document build_document(const std::vector<Record>& records, const std::vector<Input>& inputs,
+                        const std::string& render_note) {
+  return Writer(records, render_note).run(inputs);
+}
+
+}  // namespace report

@@ -1,0 +1,212 @@
+#include "figures.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error.hpp"
+#include "format.hpp"
+
+namespace report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A gnuplot single-quoted string: no escapes and, unlike double quotes, no `command`
+// substitution, so text from a results file cannot run anything.
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+// A double-quoted column in a gnuplot data file (which has no escapes).
+std::string data_label(std::string s) {
+  for (char& c : s)
+    if (c == '"') c = '\'';
+  return "\"" + s + "\"";
+}
+
+// Every script starts the same way; noenhanced keeps step ids such as 00_cpu literal.
+std::string preamble(const std::string& name, const std::string& title, int width, int height) {
+  std::ostringstream s;
+  s << "# " << name << ".gp: rendered by stepwise_report with `gnuplot " << name << ".gp`\n"
+    << "set terminal pngcairo size " << width << "," << height << " noenhanced font \"Sans,10\"\n"
+    << "set output " << quoted(name + ".png") << "\n"
+    << "set title " << quoted(title) << "\n";
+  return s.str();
+}
+
+}  // namespace
+
+Figure speedup_bars(const std::string& name, const std::string& title, const std::string& baseline,
+                    const std::vector<Bar>& bars) {
+  std::ostringstream dat;
+  dat << "# step  speedup_over_" << slug(baseline) << "  gpu  label\n";
+  double low = 1, high = 1;
+  for (const Bar& b : bars) {
+    dat << data_label(b.label) << " " << fmt_data(b.value) << " " << (b.gpu ? 1 : 0) << " "
+        << data_label(fmt_speedup(b.value)) << "\n";
+    if (b.value > 0) low = std::min(low, b.value), high = std::max(high, b.value);
+  }
+  std::ostringstream s;
+  s << preamble(name, title, 900, 480)
+    << "set logscale y\n"
+    // Bars rise from the bottom of the graph; the line at 1 is the first row.
+    << "set yrange [" << fmt_data(low / 3) << ":" << fmt_data(high * 4) << "]\n"
+    << "set xrange [-0.6:" << bars.size() - 0.4 << "]\n"
+    << "set ylabel " << quoted("speedup over " + baseline + " (log scale)") << "\n"
+    << "set style fill solid 0.85 border -1\n"
+    << "set boxwidth 0.7\n"
+    << "set grid ytics\n"
+    << "set key top left reverse Left\n"
+    << "set xtics rotate by -30 left\n"
+    << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 lc rgb \"#444444\"\n"
+    << "plot " << quoted(name + ".dat") << " using 0:($3 == 0 ? $2 : NaN):xtic(1) with boxes lc rgb \"#8c8c8c\" title \"CPU\", \\\n"
+    << "     '' using 0:($3 == 1 ? $2 : NaN) with boxes lc rgb \"#2b7bba\" title \"GPU\", \\\n"
+    << "     '' using 0:2:4 with labels offset 0,0.8 notitle\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
+Figure heat_map(const std::string& name, const std::string& title, const std::string& x_name,
+                const std::vector<std::string>& x_values, const std::string& y_name,
+                const std::vector<std::string>& y_values, const std::string& value_name,
+                const std::vector<Cell>& cells) {
+  std::ostringstream dat;
+  dat << "# " << x_name << "_index  " << y_name << "_index  value  label\n";
+  for (const Cell& c : cells)
+    dat << c.x << " " << c.y << " " << fmt_data(c.value) << " " << data_label(c.label) << "\n";
+  auto tics = [](const std::vector<std::string>& values) {
+    std::string t = "(";
+    for (size_t i = 0; i < values.size(); ++i) t += (i ? ", " : "") + quoted(values[i]) + " " + std::to_string(i);
+    return t + ")";
+  };
+  std::ostringstream s;
+  s << preamble(name, title, 820, 560)
+    << "set xlabel " << quoted(x_name) << "\n"
+    << "set ylabel " << quoted(y_name) << "\n"
+    << "set cblabel " << quoted(value_name) << "\n"
+    << "set xrange [-0.5:" << x_values.size() - 0.5 << "]\n"
+    << "set yrange [-0.5:" << y_values.size() - 0.5 << "]\n"
+    << "set xtics " << tics(x_values) << "\n"
+    << "set ytics " << tics(y_values) << "\n"
+    << "set palette defined (0 \"#f7fbff\", 1 \"#c6dbef\", 2 \"#6baed6\", 3 \"#2171b5\")\n"
+    << "unset key\n"
+    // Cells that were not measured (or failed) stay blank.
+    << "plot " << quoted(name + ".dat") << " using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette, \\\n"
+    << "     '' using 1:2:4 with labels font \"Sans,9\"\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
+Figure lines(const std::string& name, const std::string& title, const Axes& axes,
+             const std::vector<Series>& series) {
+  std::ostringstream dat;
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (i) dat << "\n\n";  // gnuplot's index separator
+    dat << "# " << series[i].title << "\n";
+    for (const auto& [x, y] : series[i].points) dat << fmt_data(x) << " " << fmt_data(y) << "\n";
+  }
+  std::ostringstream s;
+  s << preamble(name, title, 900, 520)
+    << "set xlabel " << quoted(axes.x_label) << "\n"
+    << "set ylabel " << quoted(axes.y_label) << "\n"
+    << "set grid\n"
+    << "set key outside right top\n";
+  // Decade tics read as 10k, 1M, 1G rather than 1e+06.
+  if (axes.log_x) s << "set logscale x " << axes.log_base_x << "\n" << (axes.log_base_x == 10 ? "set format x '%.0s%c'\n" : "");
+  if (axes.log_y) s << "set logscale y\nset format y '%.0s%c'\n";
+  s << "plot ";
+  for (size_t i = 0; i < series.size(); ++i)
+    s << (i ? ", \\\n     " : "") << quoted(name + ".dat") << " index " << i
+      << " using 1:2 with linespoints pt 7 ps 0.8 title " << quoted(series[i].title);
+  s << "\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
+Figure heat_profile(const std::string& name, const std::string& title, const Profile& p) {
+  std::ostringstream dat;
+  dat << "# r_mm  heat_W_per_cm3  stderr  exact\n";
+  for (size_t i = 0; i < p.r_mm.size(); ++i) {
+    // Log scale: a shell without deposits cannot be drawn.
+    const double heat = p.heat[i] > 0 ? p.heat[i] : NAN;
+    const double err = p.stderr_.empty() ? 0 : p.stderr_[i];
+    const double exact = p.exact.empty() || p.exact[i] <= 0 ? NAN : p.exact[i];
+    dat << fmt_data(p.r_mm[i]) << " " << fmt_data(heat) << " " << fmt_data(err) << " " << fmt_data(exact) << "\n";
+  }
+  std::ostringstream s;
+  s << preamble(name, title, 900, 520)
+    << "set xlabel \"radius r (mm)\"\n"
+    << "set ylabel \"heat (W/cm^3, log scale)\"\n"
+    << "set logscale y\n"
+    << "set grid\n"
+    << "set key top right\n"
+    << "plot " << quoted(name + ".dat") << " using 1:2:3 with yerrorbars pt 7 ps 0.5 lc rgb \"#2b7bba\" title \"Monte Carlo (1 standard error)\"";
+  if (!p.exact.empty()) s << ", \\\n     '' using 1:4 with lines lw 2 lc rgb \"#d62728\" title \"exact transport solution\"";
+  s << "\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
+std::string find_gnuplot(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+void write_figures(const std::string& dir, const std::vector<Figure>& figures) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw core::UsageError(dir + ": cannot create the figures folder: " + ec.message());
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".gp" || ext == ".dat" || ext == ".png")) fs::remove(entry.path());
+  }
+  auto write = [&](const std::string& file, const std::string& text) {
+    std::ofstream out(dir + "/" + file);
+    out << text;
+    if (!out) throw core::RuntimeError(dir + "/" + file + ": write failed");
+  };
+  for (const Figure& f : figures) {
+    write(f.name + ".gp", f.script);
+    for (const auto& [file, text] : f.data) write(file, text);
+  }
+}
+
+void render_figures(const std::string& gnuplot, const std::string& dir, const std::vector<Figure>& figures) {
+  auto shell_quoted = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  for (const Figure& f : figures) {
+    const std::string command = "cd " + shell_quoted(dir) + " && " + shell_quoted(gnuplot) + " " +
+                                shell_quoted(f.name + ".gp") + " 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) throw core::RuntimeError("popen(gnuplot) failed");
+    std::string output;
+    std::array<char, 512> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+    const int status = pclose(pipe);
+    const std::string png = dir + "/" + f.name + ".png";
+    std::error_code ec;
+    if (status != 0 || fs::file_size(png, ec) == 0 || ec)
+      throw core::RuntimeError("gnuplot " + dir + "/" + f.name + ".gp failed" +
+                               (output.empty() ? std::string() : ":\n" + output));
+  }
+}
+
+}  // namespace report

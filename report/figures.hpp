@@ -1,0 +1,61 @@
+// The report's figures: each is a gnuplot script plus the data files it plots, written
+// beside the PNG they render to (so a reader can change a script and re-run gnuplot).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace report {
+
+struct Figure {
+  std::string name;  // file stem: <name>.gp renders <name>.png from <name>*.dat
+  std::string script;
+  std::vector<std::pair<std::string, std::string>> data;  // file name, contents
+};
+
+struct Bar {
+  std::string label;
+  double value;
+  bool gpu;
+};
+Figure speedup_bars(const std::string& name, const std::string& title, const std::string& baseline,
+                    const std::vector<Bar>& bars);
+
+struct Cell {
+  size_t x, y;  // indices into the axis values
+  double value;
+  std::string label;
+};
+Figure heat_map(const std::string& name, const std::string& title, const std::string& x_name,
+                const std::vector<std::string>& x_values, const std::string& y_name,
+                const std::vector<std::string>& y_values, const std::string& value_name,
+                const std::vector<Cell>& cells);
+
+struct Series {
+  std::string title;
+  std::vector<std::pair<double, double>> points;  // sorted by x
+};
+struct Axes {
+  std::string x_label, y_label;
+  bool log_x = false, log_y = false;
+  int log_base_x = 10;
+};
+Figure lines(const std::string& name, const std::string& title, const Axes& axes,
+             const std::vector<Series>& series);
+
+struct Profile {
+  std::vector<double> r_mm, heat, stderr_, exact;  // stderr_ and exact may be empty
+};
+Figure heat_profile(const std::string& name, const std::string& title, const Profile& p);
+
+// Where gnuplot is, or "" when it is not on PATH.
+std::string find_gnuplot(const std::string& name);
+
+// Writes <dir>/<name>.gp and its data files, after removing the .gp, .dat and .png files
+// of an earlier report from `dir` (so that no stale figure survives).
+void write_figures(const std::string& dir, const std::vector<Figure>& figures);
+// Runs gnuplot on every script in `dir`; throws core::RuntimeError naming the script when
+// gnuplot fails or leaves an empty PNG.
+void render_figures(const std::string& gnuplot, const std::string& dir, const std::vector<Figure>& figures);
+
+}  // namespace report

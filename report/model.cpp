@@ -1,0 +1,251 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+namespace report {
+
+namespace {
+
+const std::vector<Track>& known_tracks() {
+  static const std::vector<Track> tracks = {
+      {"mri", "F^H d and Q of the non-Cartesian MRI reconstruction", "kernel",
+       "sfu_per_s", 2, "pairs/s",
+       "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
+      {"mc", "Monte Carlo photon transport (tiny_mc)", "", "", 1, "", ""},
+      {"epic", "EPIC: E-field parallel imaging correlator", "", "", 1, "", ""},
+      {"ae", "CIFAR-10 convolutional autoencoder training", "batch", "", 1, "", ""},
+  };
+  return tracks;
+}
+
+int rank_in(const std::vector<std::string>& order, const std::string& s) {
+  const auto it = std::find(order.begin(), order.end(), s);
+  return it == order.end() ? int(order.size()) : int(it - order.begin());
+}
+
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return *end == '\0';
+}
+
+// Known names in their teaching order, then numbers in numeric order, then text.
+bool ordered_before(const std::vector<std::string>& order, const std::string& a, const std::string& b) {
+  const int ra = rank_in(order, a), rb = rank_in(order, b);
+  if (ra != rb) return ra < rb;
+  if (is_number(a) && is_number(b)) return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+  if (is_number(a) != is_number(b)) return is_number(a);
+  return a < b;
+}
+
+const std::vector<std::string> kVariantOrder = {"fhd", "q", "recon"};
+const std::vector<std::string> kProblemOrder = {"tiny", "small", "large"};
+const std::vector<std::string> kAxisOrder = {"threads", "unroll", "chunk"};
+
+bool ladder_record(const Record& r, const std::string& track) {
+  return r.track() == track && r.tag() != "tune" && r.tag() != "sizes";
+}
+
+void keep_newest(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
+  auto [it, inserted] = newest.emplace(key, &r);
+  if (!inserted && r.newer_than(*it->second)) it->second = &r;
+}
+
+bool row_before(const Record* a, const Record* b) {
+  const bool na = numbered(a->step()), nb = numbered(b->step());
+  if (na != nb) return na;
+  if (a->step() != b->step()) return a->step() < b->step();
+  return row_label(*a) < row_label(*b);
+}
+
+}  // namespace
+
+std::string Track::variant_label(const std::string& value) const {
+  if (id == "mri") {
+    if (value == "fhd") return "F^H d";
+    if (value == "q") return "Q";
+    if (value == "recon") return "image reconstruction";
+  }
+  if (!variant_key.empty() && !value.empty() && value != "recon") return variant_key + " " + value;
+  return value;
+}
+
+const Track& track_info(const std::string& id) {
+  for (const Track& t : known_tracks())
+    if (t.id == id) return t;
+  static std::map<std::string, Track> generic;
+  auto [it, inserted] = generic.emplace(id, Track{id, id, "", "", 1, "", ""});
+  return it->second;
+}
+
+std::vector<std::string> track_order(const std::vector<Record>& records) {
+  std::set<std::string> present;
+  for (const Record& r : records)
+    if (r.track() != "probe") present.insert(r.track());
+  std::vector<std::string> order;
+  for (const Track& t : known_tracks())
+    if (present.erase(t.id)) order.push_back(t.id);
+  order.insert(order.end(), present.begin(), present.end());
+  return order;
+}
+
+Probes newest_probes(const std::vector<Record>& records) {
+  Probes probes;
+  for (const Record& r : records)
+    if (r.track() == "probe") {
+      auto [it, inserted] = probes.emplace(r.device_name(), &r);
+      if (!inserted && r.newer_than(*it->second)) it->second = &r;
+    }
+  return probes;
+}
+
+std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes) {
+  if (track.ceiling_key.empty() || !r.gpu() || r.unit() != track.ceiling_unit) return std::nullopt;
+  const auto probe = probes.find(r.device_name());
+  if (probe == probes.end()) return std::nullopt;
+  const auto ceiling = number_at(probe->second->data, "ceilings." + track.ceiling_key);
+  if (!ceiling || *ceiling <= 0) return std::nullopt;
+  return r.throughput() / (*ceiling / track.ceiling_per_unit);
+}
+
+std::string ceiling_cell(const Track& track, const Record& r, const Probes& probes) {
+  if (track.ceiling_key.empty()) return "n/a";
+  if (!r.gpu()) return "n/a (CPU)";
+  if (r.unit() != track.ceiling_unit) return "n/a (unit " + r.unit() + ")";
+  if (!probes.count(r.device_name())) return "n/a (no probe on " + r.device_name() + ")";
+  const auto f = ceiling_fraction(track, r, probes);
+  if (!f) return "n/a (probe lacks " + track.ceiling_key + ")";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * *f);
+  return buf;
+}
+
+std::string variant_of(const Track& track, const Record& r) {
+  if (!track.variant_key.empty())
+    if (auto v = text_at(r.data, "params." + track.variant_key)) return *v;
+  if (track.id == "mri" && r.step().find("recon") != std::string::npos) return "recon";
+  return "";
+}
+
+std::string row_label(const Record& r) {
+  std::string label = r.step();
+  for (const char* key : {"mode", "method"})
+    if (auto v = text_at(r.data, std::string("params.") + key)) label += " (" + *v + ")";
+  return label;
+}
+
+std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track) {
+  const Track& info = track_info(track);
+  // (variant, problem) -> the records of that table family
+  std::map<std::pair<std::string, std::string>, std::vector<const Record*>> families;
+  for (const Record& r : records)
+    if (ladder_record(r, track)) families[{variant_of(info, r), r.problem()}].push_back(&r);
+
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& f : families) keys.push_back(f.first);
+  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return ordered_before(kVariantOrder, a.first, b.first);
+    return ordered_before(kProblemOrder, a.second, b.second);
+  });
+
+  std::vector<Ladder> out;
+  for (const auto& key : keys) {
+    const auto& family = families[key];
+    std::set<std::string> gpus;
+    for (const Record* r : family)
+      if (r->gpu()) gpus.insert(r->device_name());
+    // CPU rows appear in every GPU's table: the ladder starts from the CPU baseline.
+    std::vector<std::string> devices(gpus.begin(), gpus.end());
+    if (devices.empty()) devices.push_back("");
+    for (const std::string& device : devices) {
+      std::map<std::string, const Record*> newest;
+      for (const Record* r : family)
+        if (!r->gpu() || r->device_name() == device) keep_newest(newest, row_label(*r), *r);
+      Ladder l{track, key.first, key.second, device, {}};
+      for (const auto& n : newest) l.rows.push_back(n.second);
+      std::sort(l.rows.begin(), l.rows.end(), row_before);
+      out.push_back(std::move(l));
+    }
+  }
+  return out;
+}
+
+std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track) {
+  const Track& info = track_info(track);
+  std::map<std::vector<std::string>, std::vector<const Record*>> groups;
+  for (const Record& r : records)
+    if (r.track() == track && r.tag() == "tune")
+      groups[{r.step(), variant_of(info, r), r.problem(), r.where()}].push_back(&r);
+
+  std::vector<TuneSweep> out;
+  for (const auto& [key, group] : groups) {
+    std::map<std::string, std::set<double>> values;
+    for (const Record* r : group)
+      if (r->data.contains("params"))
+        for (const auto& p : r->data["params"].items())
+          if (p.value().is_number()) values[p.key()].insert(p.value().get<double>());
+    TuneSweep s{track, key[0], key[1], key[2], key[3], {}, {}};
+    for (const auto& [name, set] : values)
+      if (set.size() > 1) s.axes.push_back(name);
+    std::sort(s.axes.begin(), s.axes.end(),
+              [](const std::string& a, const std::string& b) { return ordered_before(kAxisOrder, a, b); });
+    std::map<std::string, const Record*> newest;
+    for (const Record* r : group) {
+      std::string combination;
+      for (const std::string& a : s.axes) combination += text_at(r->data, "params." + a).value_or("-") + "/";
+      keep_newest(newest, combination, *r);
+    }
+    for (const auto& n : newest) s.points.push_back(n.second);
+    std::sort(s.points.begin(), s.points.end(), [](const Record* a, const Record* b) { return a->order < b->order; });
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const TuneSweep& a, const TuneSweep& b) {
+    if (a.step != b.step) return a.step < b.step;
+    if (a.variant != b.variant) return ordered_before(kVariantOrder, a.variant, b.variant);
+    if (a.problem != b.problem) return ordered_before(kProblemOrder, a.problem, b.problem);
+    return a.where < b.where;
+  });
+  return out;
+}
+
+std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std::string& track) {
+  const Track& info = track_info(track);
+  // variant -> (step, where) -> count -> newest
+  std::map<std::string, std::map<std::pair<std::string, std::string>, std::map<double, const Record*>>> groups;
+  for (const Record& r : records) {
+    if (r.track() != track || r.tag() != "sizes") continue;
+    auto& points = groups[variant_of(info, r)][{r.step(), r.where()}];
+    const double count = *number_at(r.data, "work.count");
+    auto [it, inserted] = points.emplace(count, &r);
+    if (!inserted && r.newer_than(*it->second)) it->second = &r;
+  }
+  std::vector<std::string> variants;
+  for (const auto& g : groups) variants.push_back(g.first);
+  std::sort(variants.begin(), variants.end(),
+            [](const std::string& a, const std::string& b) { return ordered_before(kVariantOrder, a, b); });
+  std::vector<SizeSweep> out;
+  for (const std::string& v : variants) {
+    SizeSweep s{track, v, {}};
+    std::map<std::string, int> places;  // a step measured on several machines names the machine
+    for (const auto& [key, points] : groups[v]) ++places[key.first];
+    for (const auto& [key, points] : groups[v])
+      s.series[places[key.first] > 1 ? key.first + " on " + key.second : key.first] = points;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool lower_is_better(const std::string& unit) { return unit.rfind("ms/", 0) == 0 || unit.rfind("s/", 0) == 0; }
+
+bool numbered(const std::string& step) {
+  return step.size() >= 2 && std::isdigit(static_cast<unsigned char>(step[0])) &&
+         std::isdigit(static_cast<unsigned char>(step[1]));
+}
+
+std::string short_step(const std::string& step) { return numbered(step) ? step.substr(0, 2) : step; }
+
+}  // namespace report

@@ -1,0 +1,65 @@
+// What the report shows, grouped from the records: measured ceilings, ladders (one table per
+// track, variant, problem and GPU), tuning sweeps and problem-size sweeps.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "records.hpp"
+
+namespace report {
+
+// What the report knows about a track; an unknown track gets the generic entry.
+struct Track {
+  std::string id;
+  std::string title;
+  std::string variant_key;  // params key that splits a track into separate tables ("kernel")
+  std::string variant_label(const std::string& value) const;  // "fhd" -> "F^H d"
+  // The binding ceiling: achieved rate / (probe ceiling / per_unit); empty key = none defined.
+  std::string ceiling_key;
+  double ceiling_per_unit = 1;
+  std::string ceiling_unit;  // the throughput unit the ceiling applies to
+  std::string ceiling_text;  // how the report explains it
+};
+const Track& track_info(const std::string& id);
+// Tracks in teaching order (mri, mc, epic, ae), then any other track alphabetically.
+std::vector<std::string> track_order(const std::vector<Record>& records);
+
+// The newest probe record per device name.
+using Probes = std::map<std::string, const Record*>;
+Probes newest_probes(const std::vector<Record>& records);
+
+// "% of ceiling" cell for one row.
+std::string ceiling_cell(const Track& track, const Record& r, const Probes& probes);
+std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes);
+
+std::string variant_of(const Track& track, const Record& r);
+std::string row_label(const Record& r);  // step, plus params.mode / params.method for peer rows
+
+struct Ladder {
+  std::string track, variant, problem, device;  // device "" = a CPU-only table
+  std::vector<const Record*> rows;              // newest per row label, in teaching order
+};
+std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track);
+
+struct TuneSweep {
+  std::string track, step, variant, problem, where;
+  std::vector<std::string> axes;    // params that vary, in a fixed order (threads first)
+  std::vector<const Record*> points;  // newest per combination of axis values
+};
+std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track);
+
+struct SizeSweep {
+  std::string track, variant;
+  std::map<std::string, std::map<double, const Record*>> series;  // "step on where" -> count -> newest
+};
+std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std::string& track);
+
+// "better" for the throughput unit: most units are rates; "ms/..." is a time (EPIC).
+bool lower_is_better(const std::string& unit);
+// Number part of a step id ("07_sfu" -> true); peers such as "pytorch" are not ladder steps.
+bool numbered(const std::string& step);
+std::string short_step(const std::string& step);  // "07_sfu" -> "07"
+
+}  // namespace report

@@ -1,0 +1,150 @@
+#include "records.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "error.hpp"
+#include "results.hpp"
+
+namespace report {
+
+namespace fs = std::filesystem;
+
+std::string Record::time() const {
+  const auto t = data.find("time");
+  return t != data.end() && t->is_string() ? t->get<std::string>() : "";
+}
+
+std::string Record::commit() const {
+  const auto c = data.find("commit");
+  return c != data.end() && c->is_string() ? c->get<std::string>() : "unknown";
+}
+
+bool Record::gpu() const { return data.value("kind", "") == "gpu"; }
+
+std::string Record::device_name() const {
+  const auto d = data.find("device");
+  if (d == data.end() || !d->is_object()) return "";
+  return d->value("name", "");
+}
+
+std::string Record::where() const {
+  if (gpu() || track() == "probe") return device_name();
+  const json host = data.value("host", json::object());
+  std::string cpu = host.is_object() ? host.value("cpu", "unknown CPU") : "unknown CPU";
+  const int threads = host.is_object() ? host.value("threads", 0) : 0;
+  return threads > 0 ? cpu + " (" + std::to_string(threads) + " threads)" : cpu;
+}
+
+std::string Record::problem() const { return data["problem"]["name"].is_string() ? data["problem"]["name"].get<std::string>() : data["problem"]["name"].dump(); }
+double Record::time_ms() const { return data["timing"]["kernel_ms"]["median"]; }
+double Record::total_ms() const { return data["timing"]["total_ms"]["median"]; }
+double Record::throughput() const { return data["throughput"]["value"]; }
+std::string Record::unit() const { return data["throughput"]["unit"].is_string() ? data["throughput"]["unit"].get<std::string>() : ""; }
+
+bool Record::newer_than(const Record& other) const {
+  if (time() != other.time()) return time() > other.time();
+  return order > other.order;
+}
+
+std::vector<Input> results_folder(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw core::UsageError(dir + ": results folder does not exist (--results)");
+  std::vector<Input> inputs;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".jsonl" || !entry.is_regular_file()) continue;
+    inputs.push_back({entry.path().string(), entry.path().filename().string()});
+  }
+  std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.name < b.name; });
+  return inputs;
+}
+
+namespace {
+
+// What the report needs beyond core::check_record: the per-track fields it draws from.
+std::string check_for_report(const json& r) {
+  if (r.contains("time") && !r["time"].is_string()) return "'time' is not a string";
+  if (r.value("tag", "") == "sizes" && !number_at(r, "work.count"))
+    return "'sizes' record without number 'work.count'";
+  if (r.contains("profile")) {
+    const json& p = r["profile"];
+    if (!p.is_object()) return "'profile' is not an object";
+    size_t n = 0;
+    for (const char* key : {"r_mm", "heat", "stderr", "exact"}) {
+      if (!p.contains(key)) {
+        if (std::string(key) == "r_mm" || std::string(key) == "heat")
+          return std::string("'profile' without '") + key + "'";
+        continue;
+      }
+      const json& a = p[key];
+      if (!a.is_array() || a.empty()) return std::string("'profile.") + key + "' is not a non-empty array";
+      for (const json& v : a)
+        if (!v.is_number()) return std::string("'profile.") + key + "' holds a non-number";
+      if (n == 0) n = a.size();
+      if (a.size() != n) return "'profile' arrays differ in length";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<Record> load(const std::vector<Input>& inputs) {
+  std::vector<Record> records;
+  for (const Input& in : inputs) {
+    std::ifstream file(in.path);
+    if (!file) throw core::UsageError(in.path + ": cannot open results file");
+    std::string text;
+    int line = 0;
+    while (std::getline(file, text)) {
+      ++line;
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = in.name + ":" + std::to_string(line) + ": ";
+      json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) throw core::UsageError(where + "not valid JSON");
+      std::string problem = core::check_record(j);
+      if (problem.empty()) problem = check_for_report(j);
+      if (!problem.empty()) throw core::UsageError(where + problem);
+      records.push_back({std::move(j), in.name, line, records.size()});
+    }
+    if (file.bad()) throw core::UsageError(in.path + ": read error");
+  }
+  return records;
+}
+
+namespace {
+// The node at a dotted path ("timing.kernel_ms.median"), or nullptr.
+const json* find_path(const json& j, const std::string& path) {
+  const json* node = &j;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+}  // namespace
+
+std::optional<double> number_at(const json& j, const std::string& path) {
+  const json* node = find_path(j, path);
+  if (!node || !node->is_number()) return std::nullopt;
+  return node->get<double>();
+}
+
+std::optional<std::string> text_at(const json& j, const std::string& path) {
+  const json* node = find_path(j, path);
+  if (!node) return std::nullopt;
+  if (node->is_string()) return node->get<std::string>();
+  if (node->is_number() || node->is_boolean()) return node->dump();
+  return std::nullopt;
+}
+
+}  // namespace report

@@ -1,0 +1,54 @@
+// Reading results records (DESIGN.md, "Results record") for the report: every line of every
+// input file is parsed and checked; a malformed line stops the report with file:line.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace report {
+
+using json = nlohmann::json;
+
+struct Record {
+  json data;
+  std::string file;  // as named in the report: a results file's name, or an extra file's path
+  int line = 0;
+  size_t order = 0;  // position over all inputs: the later of two equally new records wins
+
+  std::string track() const { return data["track"]; }
+  std::string step() const { return data["step"]; }
+  std::string tag() const { return data.value("tag", ""); }
+  std::string time() const;        // ISO-8601 of the run, "" when absent
+  std::string commit() const;      // "unknown" when absent
+  bool gpu() const;                // kind == "gpu"
+  std::string where() const;       // GPU name, or "CPU model (N threads)"
+  std::string device_name() const; // "" for CPU records
+  std::string problem() const;     // problem.name
+  double time_ms() const;          // timing.kernel_ms.median
+  double total_ms() const;         // timing.total_ms.median
+  double throughput() const;       // throughput.value
+  std::string unit() const;        // throughput.unit
+  bool newer_than(const Record& other) const;
+};
+
+// One input file and the name the report gives it.
+struct Input {
+  std::string path;
+  std::string name;
+};
+
+// Every *.jsonl in `dir`, sorted by name (so the report does not depend on directory order).
+// A missing folder is a usage error; an empty one gives no inputs.
+std::vector<Input> results_folder(const std::string& dir);
+
+// Reads and checks every line (blank lines are skipped). Throws core::UsageError
+// "file:line: what is wrong" on the first malformed line, or when a file cannot be read.
+std::vector<Record> load(const std::vector<Input>& inputs);
+
+// Numeric field by dotted path ("params.threads"), when present and a number.
+std::optional<double> number_at(const json& j, const std::string& path);
+// Scalar field by dotted path as text: strings as they are, numbers and booleans as JSON.
+std::optional<std::string> text_at(const json& j, const std::string& path);
+
+}  // namespace report

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Checks of stepwise_report (suite 'report'). Each mode runs the generator and asserts what
+the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rendering check).
+
+  check_report.py tables    EXE FIXTURES   ladder, ceiling, tuning and size tables from fixtures
+  check_report.py render    EXE FIXTURES   gnuplot renders every figure to a non-empty PNG
+  check_report.py malformed EXE FIXTURES FILE WHERE   exit 2 with FILE:LINE on stderr
+  check_report.py missing   EXE FIXTURES   missing inputs: exit 2 naming the path
+  check_report.py committed EXE ROOT       report/REPORT.md and report/figures match report/results
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+NOT_RENDERED = "> **Plots not rendered:**"
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+def run(exe, *args):
+    return subprocess.run([exe, *args], capture_output=True, text=True)
+
+
+def generate(exe, results, out, *extra):
+    p = run(exe, "--results", results, "--out", out, "--quiet", *extra)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: stepwise_report exited {p.returncode}:\n{p.stderr}")
+    with open(os.path.join(out, "REPORT.md")) as f:
+        return f.read()
+
+
+def section(text, heading):
+    """The text from a heading line to the next heading of the same or a higher level."""
+    start = text.find(heading + "\n")
+    check(start >= 0, f"heading {heading!r} present")
+    if start < 0:
+        return ""
+    level = heading.split(" ")[0]
+    rest = text[start + len(heading) + 1:]
+    ends = [m.start() for m in re.finditer(r"^#{1,%d} " % len(level), rest, re.M)]
+    return rest[: ends[0]] if ends else rest
+
+
+def row(text, step):
+    """Cells of the table row of `step` (first column `step`)."""
+    for line in text.splitlines():
+        if line.startswith(f"| `{step}` |"):
+            return [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+    check(False, f"row {step} present")
+    return []
+
+
+def figures_of(text):
+    return re.findall(r"\]\(figures/([^)]+)\.png\)", text)
+
+
+def mode_tables(exe, fixtures):
+    tmp = tempfile.mkdtemp()
+    try:
+        md = generate(exe, os.path.join(fixtures, "results"), tmp, "--no-render")
+        check("33 records" in md, "all 33 fixture records read (blank lines skipped)")
+        check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
+
+        ceil = section(md, "## Measured ceilings")
+        check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | 3.000 T | 2.000 T |" in ceil,
+              "ceiling row: SFU 4e12 -> 2e12 pairs/s")
+
+        h100 = section(md, "### F^H d, problem small (1000000 samples x 1000 voxels), NVIDIA H100 80GB HBM3")
+        check("00, 01 on Fixture CPU (16 threads), commit `fix0001`" in h100, "CPU rows labelled with host and commit")
+        check("02, 03 on NVIDIA H100 80GB HBM3, commit `fix0002`" in h100, "GPU rows labelled with device and commit")
+        r = row(h100, "01_cpu_omp")
+        check(r[2:6] == ["100.0", "150.0", "10.0x", "10.0x"], f"newest 01_cpu_omp record wins: {r}")
+        r = row(h100, "02_gather")
+        check(r[4:9] == ["10.0x", "100x", "100.0 G", "5.0 %", "PASS"], f"02 speedups and % of ceiling: {r}")
+        r = row(h100, "03_sfu")
+        check(r[1] == "GPU SFU \\| fast", f"'|' in a title is escaped: {r}")
+        check(r[4:11] == ["10.0x", "1000x", "1.000 T", "50.0 %", "PASS", "2.00e-04", "80.5"], f"03 row: {r}")
+        check(row(h100, "00_cpu")[7] == "n/a (CPU)", "CPU rows have no GPU ceiling")
+
+        h200 = section(md, "### F^H d, problem small (1000000 samples x 1000 voxels), NVIDIA H200")
+        r = row(h200, "03_sfu")
+        check(r[4:8] == ["125x", "1250x", "1.250 T", "n/a (no probe on NVIDIA H200)"], f"H200 row without probe: {r}")
+        check("`02_gather`" not in h200, "an H100 row does not leak into the H200 table")
+
+        large = section(md, "### F^H d, problem large (3200000 samples x 262144 voxels), NVIDIA H100 80GB HBM3")
+        check("Row 03 was checked on a seeded random sample of the outputs (2000 of 262144)" in large,
+              "sampled validation is said")
+        q = section(md, "### Q, problem small (1000000 samples x 1000 voxels), CPU only")
+        check("PSNR" not in q, "a column no row has is left out")
+
+        tune = section(md, "#### 08_tuned, F^H d, problem small, NVIDIA H100 80GB HBM3")
+        check("8 points over threads x unroll x chunk" in tune, "tuning axes found in params")
+        check("1 point failed validation (left out)" in tune, "failed tuning point reported")
+        check("Best point: threads 256, unroll 4, chunk 4096: 1.000 ms, 1.000 T pairs/s (50.0 % of the ceiling)" in tune,
+              "best tuning point")
+        check("| 1 | 353.6 G | 707.1 G |" in tune and "| 4 | 500.0 G | **1.000 T** |" in tune,
+              "heat-map table: best over chunk, best point bold")
+        check("-chunk.png" in tune, "runtime vs samples per launch figure")
+
+        mc = section(md, "## mc: Monte Carlo photon transport (tiny_mc)")
+        check(row(mc, "04_gpu_rng")[4:8] == ["1000x", "1000x", "1.049 M", "n/a"], "mc row, ceiling n/a")
+        check("heat-profile.png" in mc, "heat profile figure")
+        check("| 1048576 | 40.00 k | 5.000 M |" in mc, "photons/ms against photons table")
+        check("Best point: threads 512, photons-per-thread 256" in mc, "mc tuning best point")
+
+        other = section(md, "## newtrack: newtrack")
+        check(row(other, "01_fast")[8] == "**FAIL**", "failed validation shown")
+
+        names = figures_of(md)
+        check(len(names) == 11, f"11 figures referenced, got {len(names)}")
+        for n in names:
+            for ext in (".gp", ".dat"):
+                p = os.path.join(tmp, "figures", n + ext)
+                check(os.path.isfile(p) and os.path.getsize(p) > 0, f"{n}{ext} written")
+        with open(os.path.join(tmp, "figures", "mc-small-nvidia-h100-80gb-hbm3-heat-profile.dat")) as f:
+            check(len([l for l in f if not l.startswith("#")]) == 5, "heat profile data has the 5 shells")
+
+        # Deterministic: a second run gives the same bytes.
+        tmp2 = tempfile.mkdtemp()
+        try:
+            check(generate(exe, os.path.join(fixtures, "results"), tmp2, "--no-render") == md, "REPORT.md reproducible")
+            for n in sorted(os.listdir(os.path.join(tmp, "figures"))):
+                with open(os.path.join(tmp, "figures", n), "rb") as a, open(os.path.join(tmp2, "figures", n), "rb") as b:
+                    check(a.read() == b.read(), f"figures/{n} reproducible")
+        finally:
+            shutil.rmtree(tmp2)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def mode_render(exe, fixtures):
+    if not shutil.which("gnuplot"):
+        print("SKIP: gnuplot is not installed")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp()
+    try:
+        md = generate(exe, os.path.join(fixtures, "results"), tmp)
+        check(NOT_RENDERED not in md, "rendered report has no not-rendered note")
+        names = figures_of(md)
+        check(len(names) > 0, "figures referenced")
+        for n in names:
+            p = os.path.join(tmp, "figures", n + ".png")
+            ok = os.path.isfile(p) and os.path.getsize(p) > 1000
+            check(ok, f"{n}.png is a non-empty image")
+            if ok:
+                with open(p, "rb") as f:
+                    check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{n}.png is a PNG")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def mode_malformed(exe, fixtures, name, where):
+    tmp = tempfile.mkdtemp()
+    try:
+        path = os.path.join(fixtures, "malformed", name)
+        p = run(exe, "--results", os.path.join(fixtures, "results"), "--extra", path, "--out", tmp, "--no-render")
+        check(p.returncode == 2, f"exit 2 for {name}, got {p.returncode}")
+        check(f"{path}:{where}" in p.stderr, f"stderr names {path}:{where}: {p.stderr!r}")
+        check(not os.path.exists(os.path.join(tmp, "REPORT.md")), "no report from malformed input")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def mode_missing(exe, fixtures):
+    tmp = tempfile.mkdtemp()
+    try:
+        p = run(exe, "--results", os.path.join(tmp, "no-such-folder"), "--out", tmp)
+        check(p.returncode == 2 and "no-such-folder" in p.stderr, f"missing results folder: {p.returncode} {p.stderr!r}")
+        p = run(exe, "--results", os.path.join(fixtures, "results"), "--extra", os.path.join(tmp, "gone.jsonl"), "--out", tmp)
+        check(p.returncode == 2 and "gone.jsonl" in p.stderr, f"missing extra file: {p.returncode} {p.stderr!r}")
+        p = run(exe, "--no-such-flag")
+        check(p.returncode == 2 and "no-such-flag" in p.stderr, f"unknown flag: {p.returncode} {p.stderr!r}")
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        md = generate(exe, empty, os.path.join(tmp, "out"), "--no-render")
+        check("No results recorded yet" in md, "empty results folder: 'no results recorded yet'")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def without_note(text):
+    return "".join(l for l in text.splitlines(True) if not l.startswith(NOT_RENDERED))
+
+
+def mode_committed(exe, root):
+    committed = os.path.join(root, "report")
+    tmp = tempfile.mkdtemp()
+    try:
+        md = generate(exe, os.path.join(committed, "results"), tmp, "--no-render")
+        with open(os.path.join(committed, "REPORT.md")) as f:
+            have = f.read()
+        hint = "regenerate it: stepwise_report --results report/results --out report"
+        check(without_note(have) == without_note(md), f"report/REPORT.md matches report/results ({hint})")
+        want_files = sorted(os.listdir(os.path.join(tmp, "figures")))
+        fig_dir = os.path.join(committed, "figures")
+        have_files = sorted(n for n in os.listdir(fig_dir) if not n.endswith(".png")) if os.path.isdir(fig_dir) else []
+        check(have_files == want_files, f"report/figures holds the scripts and data of report/results ({hint})")
+        for n in set(want_files) & set(have_files):
+            with open(os.path.join(tmp, "figures", n), "rb") as a, open(os.path.join(fig_dir, n), "rb") as b:
+                check(a.read() == b.read(), f"report/figures/{n} matches ({hint})")
+        if NOT_RENDERED not in have:
+            for n in figures_of(have):
+                p = os.path.join(fig_dir, n + ".png")
+                check(os.path.isfile(p) and os.path.getsize(p) > 0, f"report/figures/{n}.png rendered ({hint})")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main():
+    mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
+    {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
+     "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print("ok")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
