@@ -186,7 +186,12 @@ def mode_missing(exe, fixtures):
 
 
 def without_note(text):
-    return "".join(l for l in text.splitlines(True) if not l.startswith(NOT_RENDERED))
+    """The report less its not-rendered paragraph (one line and the blank line after it)."""
+    lines = text.splitlines(True)
+    for i, line in enumerate(lines):
+        if line.startswith(NOT_RENDERED):
+            return "".join(lines[:i] + lines[i + 2:])
+    return text
 
 
 def mode_committed(exe, root):
