@@ -130,6 +130,7 @@ class Writer {
       return {md_.str(), std::move(figures_)};
     }
     ceilings();
+    summary();
     for (const std::string& track : track_order(records_)) track_section(track);
     return {md_.str(), std::move(figures_)};
   }
@@ -176,6 +177,37 @@ class Writer {
                         num("ceilings.sfu_per_s"), num("ceilings.fp32_flop_per_s"), num("ceilings.copy_bytes_per_s"),
                         sfu ? fmt_si(*sfu / 2) : "n/a", "`" + probe->commit() + "`", date_of(probe->time())});
     }
+    md_ << "\n";
+  }
+
+  // The headline: per ladder, from its first row to its fastest passing row.
+  void summary() {
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& track : track_order(records_)) {
+      const Track& info = track_info(track);
+      for (const Ladder& l : ladders(records_, track)) {
+        const Record& first = *l.rows.front();
+        const Record* best = nullptr;
+        for (const Record* r : l.rows)
+          if (numbered(r->step()) && passed(*r) && (!best || speedup(*best, *r) > 1)) best = r;
+        std::string name = track;
+        if (!l.variant.empty()) name += " " + info.variant_label(l.variant);
+        name += ", " + l.problem + ", " + (l.device.empty() ? std::string("CPU only") : l.device);
+        if (!best) {
+          rows.push_back({name, "`" + row_label(first) + "`", "none passed", "", "", "", ""});
+          continue;
+        }
+        rows.push_back({name, "`" + row_label(first) + "`", "`" + row_label(*best) + "`",
+                        fmt_ms(first.time_ms()) + " -> " + fmt_ms(best->time_ms()), fmt_speedup(speedup(first, *best)),
+                        fmt_si(best->throughput()) + " " + best->unit(), ceiling_cell(info, *best, probes_)});
+      }
+    }
+    if (rows.empty()) return;
+    md_ << "## Summary\n\n"
+        << "Each ladder from its first row to its fastest step that passed validation (details below).\n\n"
+        << table_row({"ladder", "first", "fastest", "time (ms)", "speedup", "throughput", "% of ceiling"})
+        << table_rule(7, 3);
+    for (const auto& r : rows) md_ << table_row(r);
     md_ << "\n";
   }
 

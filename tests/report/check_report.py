@@ -72,6 +72,12 @@ def mode_tables(exe, fixtures):
         check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | 3.000 T | 2.000 T |" in ceil,
               "ceiling row: SFU 4e12 -> 2e12 pairs/s")
 
+        summary = section(md, "## Summary")
+        check("| mri F^H d, small, NVIDIA H100 80GB HBM3 | `00_cpu` | `03_sfu` | 1000 -> 1.000 | 1000x | 1.000 T pairs/s | 50.0 % |"
+              in summary, "summary: first row to fastest step")
+        check("| newtrack, demo, NVIDIA H100 80GB HBM3 | `00_base` | `00_base` |" in summary,
+              "summary: a step that failed validation is not the fastest")
+
         h100 = section(md, "### F^H d, problem small (1000000 samples x 1000 voxels), NVIDIA H100 80GB HBM3")
         check("00, 01 on Fixture CPU (16 threads), commit `fix0001`" in h100, "CPU rows labelled with host and commit")
         check("02, 03 on NVIDIA H100 80GB HBM3, commit `fix0002`" in h100, "GPU rows labelled with device and commit")
