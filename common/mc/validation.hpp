@@ -1,0 +1,35 @@
+// Validation of a step's tally against the exact transport solution (statistical class;
+// thresholds and their reasons: steps/mc/README.md, "Validation").
+#pragma once
+#include <string>
+#include <vector>
+
+#include "metrics.hpp"
+#include "problem.hpp"
+#include "statistics.hpp"
+#include "step.hpp"
+
+namespace mc {
+
+// A correct simulation fails a test below with probability about 1e-4 (each).
+constexpr double kPValueThreshold = 1e-4;  // Hotelling T^2 over all shells
+constexpr double kZLimit = 4.0;            // energy and beyond-the-last-shell z-scores (p = 6e-5)
+
+struct Verdict {
+  ShellStatistics stats;
+  std::vector<double> exact;     // expected fraction of the weight per shell
+  HotellingTest chi2;
+  Estimate energy;               // total deposited weight per photon (1 exactly)
+  double energy_z = 0;
+  Estimate beyond;               // fraction absorbed in the last shell (beyond the others)
+  double beyond_z = 0;
+  double max_shell_z = 0;        // largest |z| of a single shell (for the eye; not a test)
+  core::ErrorMetrics metrics;    // heat densities of the inner shells against the exact ones
+  bool counts_ok = false;        // the batches' photon counts add up to the problem's
+  bool pass = false;
+  std::string failure;           // the first reason it failed
+};
+
+Verdict validate(const Problem& p, const Tally& tally);
+
+}  // namespace mc
