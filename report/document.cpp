@@ -232,11 +232,12 @@ class Writer {
     md_ << "### " << heading << "\n\n";
     md_ << "Rows: " << sources_line(l.rows) << ".\n\n";
 
-    bool any_rel = false, any_psnr = false, any_realtime = false, any_title = false;
+    bool any_rel = false, any_psnr = false, any_p = false, any_realtime = false, any_title = false;
     std::set<std::string> digests;
     for (const Record* r : l.rows) {
       any_rel |= number_at(r->data, "validation.rel_l2").has_value();
       any_psnr |= number_at(r->data, "validation.psnr_db").has_value();
+      any_p |= number_at(r->data, "validation.chi2.p_value").has_value();
       any_realtime |= realtime_factor(*r).has_value();
       any_title |= !title_of(*r).empty();
       if (auto d = text_at(r->data, "problem.digest")) digests.insert(*d);
@@ -249,6 +250,7 @@ class Writer {
     head.insert(head.end(), {"% of ceiling", "check"});
     if (any_rel) head.push_back("rel. L2 error");
     if (any_psnr) head.push_back("PSNR (dB)");
+    if (any_p) head.push_back("p-value");
     md_ << table_row(head) << table_rule(head.size(), any_title ? 2 : 1);
 
     const Record* previous = nullptr;
@@ -266,6 +268,10 @@ class Writer {
       row.push_back(passed(*r) ? "PASS" : "**FAIL**");
       if (any_rel) row.push_back(fmt_sci(number_at(r->data, "validation.rel_l2")));
       if (any_psnr) row.push_back(fmt_db(number_at(r->data, "validation.psnr_db")));
+      if (any_p) {
+        const auto pv = number_at(r->data, "validation.chi2.p_value");
+        row.push_back(pv ? printf_string("%.3g", *pv) : "n/a");
+      }
       md_ << table_row(row);
       if (ladder_step) previous = r;
       bars.push_back({row_label(*r), cumulative, r->gpu()});

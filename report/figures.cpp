@@ -132,25 +132,48 @@ Figure lines(const std::string& name, const std::string& title, const Axes& axes
 }
 
 Figure heat_profile(const std::string& name, const std::string& title, const Profile& p) {
+  const bool exact = !p.exact.empty(), errors = !p.stderr_.empty();
   std::ostringstream dat;
-  dat << "# r_mm  heat_W_per_cm3  stderr  exact\n";
+  dat << "# r_mm  heat_W_per_cm3  stderr  exact  z=(heat-exact)/stderr\n";
   for (size_t i = 0; i < p.r_mm.size(); ++i) {
+    const double err = errors ? p.stderr_[i] : 0;
+    const double z = exact && err > 0 ? (p.heat[i] - p.exact[i]) / err : NAN;
     // Log scale: a shell without deposits cannot be drawn.
-    const double heat = p.heat[i] > 0 ? p.heat[i] : NAN;
-    const double err = p.stderr_.empty() ? 0 : p.stderr_[i];
-    const double exact = p.exact.empty() || p.exact[i] <= 0 ? NAN : p.exact[i];
-    dat << fmt_data(p.r_mm[i]) << " " << fmt_data(heat) << " " << fmt_data(err) << " " << fmt_data(exact) << "\n";
+    dat << fmt_data(p.r_mm[i]) << " " << fmt_data(p.heat[i] > 0 ? p.heat[i] : NAN) << " " << fmt_data(err) << " "
+        << fmt_data(exact && p.exact[i] > 0 ? p.exact[i] : NAN) << " " << fmt_data(z) << "\n";
   }
+  double r_max = 0, z_max = 3;
+  for (size_t i = 0; i < p.r_mm.size(); ++i) {
+    r_max = std::max(r_max, p.r_mm[i]);
+    if (exact && errors && p.stderr_[i] > 0) z_max = std::max(z_max, std::fabs(p.heat[i] - p.exact[i]) / p.stderr_[i]);
+  }
+  const double z_tic = std::ceil(z_max / 2);  // tics -z_tic, 0, z_tic stay clear of the panel join
+  const std::string file = quoted(name + ".dat");
   std::ostringstream s;
-  s << preamble(name, title, 900, 520)
-    << "set xlabel \"radius r (mm)\"\n"
-    << "set ylabel \"heat (W/cm^3, log scale)\"\n"
+  s << preamble(name, title, 900, exact && errors ? 680 : 520)
+    << "set xrange [0:" << fmt_data(r_max * 1.01) << "]\n"
+    << "set lmargin 12\n";
+  if (exact && errors) s << "set multiplot\nset size 1, 0.68\nset origin 0, 0.32\nset bmargin 0\nset format x ''\n";
+  else s << "set xlabel 'radius r (mm)'\n";
+  s << "set ylabel 'heat (W/cm^3, log scale)'\n"
     << "set logscale y\n"
     << "set grid\n"
     << "set key top right\n"
-    << "plot " << quoted(name + ".dat") << " using 1:2:3 with yerrorbars pt 7 ps 0.5 lc rgb \"#2b7bba\" title \"Monte Carlo (1 standard error)\"";
-  if (!p.exact.empty()) s << ", \\\n     '' using 1:4 with lines lw 2 lc rgb \"#d62728\" title \"exact transport solution\"";
-  s << "\n";
+    << "plot ";
+  if (exact) s << file << " using 1:4 with lines lw 2 lc rgb '#d62728' title 'exact transport solution', \\\n     ";
+  s << file << " using 1:2:3 with yerrorbars pt 7 ps 0.6 lc rgb '#2b7bba' title 'Monte Carlo (1 standard error)'\n";
+  if (exact && errors)
+    // The residual in standard errors shows what the log scale hides: a bias of a few
+    // per cent is many standard errors at 2^30 photons.
+    s << "unset title\nset size 1, 0.32\nset origin 0, 0\nset tmargin 0\nset bmargin 3.5\nset format x '% g'\n"
+      << "unset logscale y\n"
+      << "set yrange [" << fmt_data(-z_max * 1.15) << ":" << fmt_data(z_max * 1.15) << "]\n"
+      << "set ytics (" << fmt_data(-z_tic) << ", 0, " << fmt_data(z_tic) << ")\n"
+      << "set xlabel 'radius r (mm)'\n"
+      << "set ylabel '(MC - exact) / s.e.'\n"
+      << "unset key\n"
+      << "plot " << file << " using 1:5 with impulses lw 2 lc rgb '#2b7bba', 0 lc rgb '#444444' notitle\n"
+      << "unset multiplot\n";
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }
 
