@@ -350,7 +350,7 @@ class Writer {
     md_ << "#### " << heading << "\n\n";
     size_t failed = 0;
     for (const Record* r : s.points) failed += !passed(*r);
-    md_ << s.points.size() << " points";
+    md_ << s.points.size() << (s.points.size() == 1 ? " point" : " points");
     if (!s.axes.empty()) {
       md_ << " over ";
       for (size_t i = 0; i < s.axes.size(); ++i) md_ << (i ? " x " : "") << s.axes[i];

@@ -114,6 +114,13 @@ Figure lines(const std::string& name, const std::string& title, const Axes& axes
     dat << "# " << series[i].title << "\n";
     for (const auto& [x, y] : series[i].points) dat << fmt_data(x) << " " << fmt_data(y) << "\n";
   }
+  // A log axis cannot show zero or negative values (e.g. chunk 0 for "all samples").
+  bool log_x = axes.log_x, log_y = axes.log_y;
+  for (const Series& line : series)
+    for (const auto& [x, y] : line.points) {
+      log_x &= x > 0;
+      log_y &= y > 0;
+    }
   std::ostringstream s;
   s << preamble(name, title, 900, 520)
     << "set xlabel " << quoted(axes.x_label) << "\n"
@@ -121,8 +128,8 @@ Figure lines(const std::string& name, const std::string& title, const Axes& axes
     << "set grid\n"
     << "set key outside right top\n";
   // Decade tics read as 10k, 1M, 1G rather than 1e+06.
-  if (axes.log_x) s << "set logscale x " << axes.log_base_x << "\n" << (axes.log_base_x == 10 ? "set format x '%.0s%c'\n" : "");
-  if (axes.log_y) s << "set logscale y\nset format y '%.0s%c'\n";
+  if (log_x) s << "set logscale x " << axes.log_base_x << "\n" << (axes.log_base_x == 10 ? "set format x '%.0s%c'\n" : "");
+  if (log_y) s << "set logscale y\nset format y '%.0s%c'\n";
   s << "plot ";
   for (size_t i = 0; i < series.size(); ++i)
     s << (i ? ", \\\n     " : "") << quoted(name + ".dat") << " index " << i

@@ -15,7 +15,7 @@ const std::vector<Track>& known_tracks() {
        "sfu_per_s", 2, "pairs/s",
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
       {"mc", "Monte Carlo photon transport (tiny_mc)", "", "", 1, "", ""},
-      {"epic", "EPIC: E-field parallel imaging correlator", "", "", 1, "", ""},
+      {"epic", "E-field parallel imaging correlator (EPIC)", "", "", 1, "", ""},
       {"ae", "CIFAR-10 convolutional autoencoder training", "batch", "", 1, "", ""},
   };
   return tracks;
