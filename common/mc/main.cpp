@@ -168,10 +168,13 @@ int run(int argc, char** argv) {
              v.stats.stderr_of_mean.empty() ? NAN : v.stats.stderr_of_mean[mm1] / p.shell_volume_cm3(mm1),
              v.exact[mm1] / p.shell_volume_cm3(mm1), (p.shells - 1) * p.microns_per_shell * 1e-3,
              v.beyond.value, v.beyond.stderr, v.exact.back());
-      printf("  check   %s vs exact transport: T^2 %.1f on %g shells, %zu batches, p-value %.3g (limit %g); "
-             "energy %.6f +- %.6f (z %.2f); beyond z %.2f (limit %g)\n",
-             v.pass ? "PASS" : "FAIL", v.chi2.t2, v.chi2.dof1, v.stats.batches, v.chi2.p_value, kPValueThreshold,
-             v.energy.value, v.energy.stderr, v.energy_z, v.beyond_z, kZLimit);
+      if (v.chi2.defined)
+        printf("  check   %s vs exact transport: T^2 %.1f on %g shells, %zu batches, p-value %.3g (limit %g); "
+               "energy %.6f +- %.6f (z %.2f); beyond z %.2f (limit %g)\n",
+               v.pass ? "PASS" : "FAIL", v.chi2.t2, v.chi2.dof1, v.stats.batches, v.chi2.p_value, kPValueThreshold,
+               v.energy.value, v.energy.stderr, v.energy_z, v.beyond_z, kZLimit);
+      else
+        printf("  check   %s: no chi-square (%s)\n", v.pass ? "PASS" : "FAIL", v.chi2.why.c_str());
     }
   }
   if (o.core.check && !v.pass) {

@@ -1,0 +1,103 @@
+// Test only: 00_cpu with a deliberate bug, to prove that validation catches wrong physics.
+//   --bug 1  the seed CUDA kernel's direction: a point "on the disk" x = 2 r sin(phi) - 1,
+//            y = 2 r cos(phi) - 1 (a disk of radius 2 around (-1, -1), not the unit disk), so
+//            |direction| > 1 and most directions are NaN (those photons land in the last shell,
+//            as the seed's float-to-unsigned conversion put them).
+//   --bug 2  a roulette that forgets to re-weight its survivors: 0.09 % of the energy lost.
+// tests/mc/meson.build runs both with --check and expects exit 1.
+#include <algorithm>
+#include <cmath>
+
+#include "philox.hpp"
+#include "step.hpp"
+
+namespace mc {
+namespace {
+
+constexpr size_t kBatches = 1024;
+
+class Biased final : public Step {
+ public:
+  explicit Biased(int bug) : bug_(bug) {}
+  void load(const Problem& p) override {
+    p_ = p;
+    tally_.resize(p.shells, std::min<uint64_t>(kBatches, p.photons));
+  }
+
+  void compute() override {
+    std::fill(tally_.rows.begin(), tally_.rows.end(), 0.0);
+    const size_t batches = tally_.batches();
+    for (size_t b = 0; b < batches; ++b) simulate_batch(b, batches);
+  }
+
+  void store(Tally& tally) override { tally = tally_; }
+
+ private:
+  // Every batch has its own random stream, so its photons do not depend on the others.
+  void simulate_batch(size_t b, size_t batches) {
+    const uint64_t first = p_.photons * b / batches, last = p_.photons * (b + 1) / batches;
+    PhiloxStream rng(p_.seed, b, kTagCpu);
+    double* heat = tally_.row(b);
+    for (uint64_t i = first; i < last; ++i) photon(rng, heat);
+    heat[p_.shells] = double(last - first);
+  }
+
+  void photon(PhiloxStream& rng, double* heat) const {
+    const float albedo = float(p_.albedo());
+    const float shells_per_mfp = float(p_.shells_per_mfp());
+    const float threshold = float(p_.weight_threshold), survival = float(p_.roulette_survival);
+    const unsigned last_shell = unsigned(p_.shells - 1);
+
+    float x = 0.0f, y = 0.0f, z = 0.0f;  // launch at the origin, along z
+    float u = 0.0f, v = 0.0f, w = 1.0f;
+    float weight = 1.0f;
+    for (;;) {
+      float t = -std::log(rng.uniform());  // move: an exponential step, in mean free paths
+      x += t * u;
+      y += t * v;
+      z += t * w;
+
+      const float r = std::sqrt(x * x + y * y + z * z) * shells_per_mfp;  // absorb
+      const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
+      heat[shell] += (1.0f - albedo) * weight;
+      weight *= albedo;
+
+      float xi1, xi2;
+      if (bug_ == 1) {  // the wrong disk
+        const float radius = std::sqrt(rng.uniform()), phi = 2.0f * float(M_PI) * rng.uniform();
+        xi1 = 2.0f * radius * std::sin(phi) - 1.0f;
+        xi2 = 2.0f * radius * std::cos(phi) - 1.0f;
+        t = xi1 * xi1 + xi2 * xi2;
+      } else {
+        do {
+          xi1 = 2.0f * rng.uniform() - 1.0f;
+          xi2 = 2.0f * rng.uniform() - 1.0f;
+          t = xi1 * xi1 + xi2 * xi2;
+        } while (1.0f < t || t == 0.0f);
+      }
+      u = 2.0f * t - 1.0f;
+      v = xi1 * std::sqrt((1.0f - u * u) / t);
+      w = xi2 * std::sqrt((1.0f - u * u) / t);
+
+      if (weight < threshold) {  // roulette: unbiased, the survivors carry the lost weight
+        if (rng.uniform() > survival) break;
+        if (bug_ != 2) weight /= survival;
+      }
+    }
+  }
+
+  int bug_;
+  Problem p_;
+  Tally tally_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"biased", "test only: a deliberately wrong sampler", false,
+          {{"bug", 1, 1, 2, "1: the seed's wrong disk, 2: roulette without re-weighting"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) { return std::make_unique<Biased>(int(core::tunable(t, "bug"))); }
+
+}  // namespace mc

@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""Fixed seed, identical output: runs each "PROGRAM [ENV=VALUE...]" spec with the same
+arguments and --out, and requires every output file to be byte-identical to the first.
+Usage: same_output.py "ARGS" SPEC [SPEC...]"""
+import os, shlex, subprocess, sys, tempfile
+
+args, specs = shlex.split(sys.argv[1]), sys.argv[2:]
+outputs = []
+with tempfile.TemporaryDirectory() as work:
+    for i, spec in enumerate(specs):
+        program, *assignments = shlex.split(spec)
+        env = dict(os.environ, **dict(a.split("=", 1) for a in assignments))
+        out = os.path.join(work, f"out{i}.npy")
+        subprocess.run([program, *args, "--out", out, "--quiet"], check=True, env=env)
+        outputs.append(open(out, "rb").read())
+for spec, data in zip(specs[1:], outputs[1:]):
+    if data != outputs[0]:
+        sys.exit(f"{spec} differs from {specs[0]}")
+print(f"{len(specs)} runs, identical output")
