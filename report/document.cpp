@@ -113,7 +113,7 @@ std::optional<double> realtime_factor(const Record& r) {
   return number_at(r.data, "throughput.realtime_factor");
 }
 
-std::string title_of(const Record& r) { return r.data.value("title", std::string()); }
+std::string title_of(const Record& r) { return text_at(r.data, "title").value_or(""); }
 
 bool passed(const Record& r) { return r.data["validation"]["pass"].get<bool>(); }
 
@@ -470,7 +470,7 @@ class Writer {
   void size_sweep(const Track& info, const SizeSweep& s) {
     const Record* any = s.series.begin()->second.begin()->second;
     const std::string unit = any->unit();
-    const std::string work = any->data["work"].value("unit", std::string("work items"));
+    const std::string work = text_at(any->data, "work.unit").value_or("work items");
     if (!s.variant.empty()) md_ << "#### " << info.variant_label(s.variant) << "\n\n";
     std::set<double> counts;
     for (const auto& [label, points] : s.series)

@@ -32,13 +32,12 @@ std::string Record::device_name() const {
 
 std::string Record::where() const {
   if (gpu() || track() == "probe") return device_name();
-  const json host = data.value("host", json::object());
-  std::string cpu = host.is_object() ? host.value("cpu", "unknown CPU") : "unknown CPU";
-  const int threads = host.is_object() ? host.value("threads", 0) : 0;
-  return threads > 0 ? cpu + " (" + std::to_string(threads) + " threads)" : cpu;
+  const std::string cpu = text_at(data, "host.cpu").value_or("unknown CPU");
+  const auto threads = number_at(data, "host.threads");
+  return threads && *threads > 0 ? cpu + " (" + std::to_string(static_cast<long>(*threads)) + " threads)" : cpu;
 }
 
-std::string Record::problem() const { return data["problem"]["name"].is_string() ? data["problem"]["name"].get<std::string>() : data["problem"]["name"].dump(); }
+std::string Record::problem() const { return data["problem"]["name"]; }  // a string: core::check_record
 double Record::time_ms() const { return data["timing"]["kernel_ms"]["median"]; }
 double Record::total_ms() const { return data["timing"]["total_ms"]["median"]; }
 double Record::throughput() const { return data["throughput"]["value"]; }
