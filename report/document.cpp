@@ -154,9 +154,9 @@ class Writer {
            "host-device transfers. *step speedup*: over the row above; *cumulative*: over the first row\n"
            "(both are throughput ratios, equal to time ratios when the rows did the same work).\n"
            "*% of ceiling*: throughput over the bound measured by `stepwise_probe` on the same GPU.\n"
-           "*check*: validation against the independent CPU double-precision reference. When several\n"
-           "runs of a row were recorded, the newest is shown; each table says where and at which\n"
-           "commit its rows ran.\n\n";
+           "*check*: the step's validation against an independent reference (the CPU double-precision\n"
+           "computation; for mc, the exact transport solution). When several runs of a row were\n"
+           "recorded, the newest is shown; each table says where and at which commit its rows ran.\n\n";
   }
 
   void ceilings() {
