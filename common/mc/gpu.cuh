@@ -1,0 +1,93 @@
+// What the MC GPU steps share besides the harness: the problem's parameters as the kernels
+// read them, and a device buffer that frees itself.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "error.hpp"
+#include "problem.hpp"
+#include "step.hpp"
+
+namespace mc {
+
+// Kernel arguments (by value, so they live in the constant bank).
+struct Physics {
+  float albedo;          // mu_s / mu_t: the weight kept at an interaction
+  float absorbed;        // 1 - albedo: the weight deposited there
+  float shells_per_mfp;  // shell index = distance (mean free paths) * this
+  float threshold;       // roulette below this weight
+  float survival;        // roulette survival probability
+  int shells;
+  unsigned long long photons;
+  unsigned long long seed;
+};
+
+inline Physics physics_of(const Problem& p) {
+  return {float(p.albedo()), float(1 - p.albedo()), float(p.shells_per_mfp()), float(p.weight_threshold),
+          float(p.roulette_survival), p.shells, p.photons, p.seed};
+}
+
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void resize(size_t count) {
+    if (count == count_) return;
+    CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    CUDA_CHECK(cudaMalloc(&data_, count * sizeof(T)));
+    count_ = count;
+  }
+  T* data() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+// Batch rows on the device: block b adds into row b % batches. At most kMaxBatches rows, so
+// the tally stays small (4096 x 102 x 8 bytes) however many blocks run.
+constexpr size_t kMaxBatches = 4096;
+inline size_t batches_for(size_t blocks) { return blocks < kMaxBatches ? blocks : kMaxBatches; }
+
+// Rows hold 64-bit fixed point in units of 2^-36 of a photon's weight. Integer addition is
+// associative, so atomics from blocks that finish in any order give the same bits: a fixed
+// seed and launch reproduce the output exactly. Range: 2^22 photons of weight ~1 per row
+// (2^34 photons in 4096 rows) use 2^59 of 2^64; resolution 1.5e-11, below float rounding.
+constexpr double kFixedOne = 68719476736.0;  // 2^36
+__device__ __forceinline__ unsigned long long to_fixed(float v) { return __float2ull_rn(v * 0x1p36f); }
+
+// Copies `batches` fixed-point rows of shells + 1 words from the device into the tally.
+inline void copy_rows(Tally& tally, int shells, size_t batches, const unsigned long long* device_rows) {
+  std::vector<unsigned long long> fixed(batches * (size_t(shells) + 1));
+  CUDA_CHECK(cudaMemcpy(fixed.data(), device_rows, fixed.size() * sizeof(fixed[0]), cudaMemcpyDeviceToHost));
+  tally.resize(shells, batches);
+  for (size_t i = 0; i < fixed.size(); ++i) tally.rows[i] = double(fixed[i]) / kFixedOne;
+}
+
+// Threads per block: whole warps, within what the device allows.
+inline void check_threads(long threads) {
+  if (threads % 32 != 0) throw core::UsageError("--threads " + std::to_string(threads) + ": must be a multiple of 32 (whole warps)");
+}
+
+// Dynamic shared memory above 48 KB needs the kernel's opt-in; refuse what the device lacks.
+template <class Kernel>
+void allow_shared(Kernel kernel, size_t bytes, const std::string& what) {
+  int device = 0, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (bytes > size_t(optin))
+    throw core::UsageError(what + " need " + std::to_string(bytes) + " bytes of shared memory per block; this GPU has " +
+                           std::to_string(optin) + ": use fewer --threads or --shells");
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+}  // namespace mc

@@ -1,0 +1,169 @@
+// mc 05_gpu_tuned: 04_gpu_rng_direction with the warps kept busy. A photon's length varies:
+// 73 interactions, then each roulette survivor (1 in 10) runs 24 more. With one photon per
+// thread a warp runs as long as its longest photon: 1 - 0.9^32 = 97 % of warps carry a
+// survivor, so a warp averages ~104 interaction slots for 76 useful ones (73 %). Here a
+// thread simulates --photons-per-thread photons in one flat loop: when its photon dies it
+// launches the next in the same iteration, so lanes never wait for each other until the
+// thread's last photon, and the warp's length is the sum of many photons (it varies by a
+// few percent, not by a third). Fewer, longer threads also spread the per-block work (zero
+// the tallies, reduce them) over more photons. --threads and --photons-per-thread are the
+// two axes of the tuning sweep (sweep.json); at least 1024 blocks are launched when the
+// photon count allows (fills the GPU and gives the harness >= 1024 batches), so at small
+// counts a thread gets fewer photons than asked (recorded as photons_per_thread_used).
+#include <algorithm>
+
+#include "gpu.cuh"
+#include "philox.hpp"
+#include "step.hpp"
+
+namespace mc {
+namespace {
+
+// Columns -> the block's batch row: shuffles within each warp, then a tree over the warps,
+// then one fixed-point atomicAdd per shell. Row `shells` of heat holds the photon counts.
+__device__ void store_block_tally(float* heat, int shells, unsigned long long* row) {
+  const int threads = blockDim.x, tid = threadIdx.x, lane = tid % 32, warps = threads / 32;
+  for (int s = 0; s <= shells; ++s) {  // 1. warp: lane 0's column gets the warp's sum
+    float v = heat[s * threads + tid];
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) heat[s * threads + tid] = v;
+  }
+  __syncthreads();
+  int stride = 1;  // 2. block: warp w adds warp w + stride, halving until warp 0 has it all
+  while (stride < warps) stride *= 2;
+  for (stride /= 2; stride > 0; stride /= 2) {
+    for (int i = tid; i < (shells + 1) * stride; i += threads) {
+      const int s = i / stride, w = i % stride;
+      if (w + stride < warps) heat[s * threads + 32 * w] += heat[s * threads + 32 * (w + stride)];
+    }
+    __syncthreads();
+  }
+  for (int s = tid; s <= shells; s += threads) atomicAdd(&row[s], to_fixed(heat[s * threads]));  // 3. one update per block
+}
+
+struct Photon {
+  float x, y, z;  // position, mean free paths
+  float u, v, w;  // direction
+  float weight;
+};
+
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f}; }
+
+// [1, 2) from the top 23 bits: the float 1.m with m = those bits.
+__device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
+
+// One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
+__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, float* my_heat, int threads) {
+  float xi = 2.0f - one_to_two(a);  // (0, 1]
+  if (p.weight < ph.threshold) {    // roulette on the step's own uniform
+    if (xi > ph.survival) return false;
+    xi = fminf(xi / ph.survival, 1.0f);
+    p.weight /= ph.survival;
+  }
+  const float t = -__logf(xi);
+  p.x += t * p.u;
+  p.y += t * p.v;
+  p.z += t * p.w;
+
+  const unsigned last_shell = unsigned(ph.shells - 1);
+  const float r = sqrtf(p.x * p.x + p.y * p.y + p.z * p.z) * ph.shells_per_mfp;
+  const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
+  my_heat[shell * threads] += ph.absorbed * p.weight;
+  p.weight *= ph.albedo;
+
+  // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
+  const float cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
+  const float sin_theta = sqrtf(fmaf(-cos_theta, cos_theta, 1.0f));
+  const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
+  const float phi = 3.14159265f * fmaf(2.0f, __uint_as_float(0x3f800000u | (phi_bits << 5)), -3.0f);  // [-pi, pi)
+  float sin_phi, cos_phi;
+  __sincosf(phi, &sin_phi, &cos_phi);
+  p.u = sin_theta * cos_phi;
+  p.v = sin_theta * sin_phi;
+  p.w = cos_theta;
+  return true;
+}
+
+__global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
+  extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is this thread's
+  const int threads = blockDim.x, tid = threadIdx.x;
+  for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
+  float* my_heat = heat + tid;  // my_heat[shell * threads]
+
+  // This thread's photons: [first, first + count).
+  const unsigned long long thread = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+  const unsigned long long first = thread * photons_per_thread;
+  const unsigned count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
+  if (count > 0) {
+    const Key key = philox_key(ph.seed);
+    Photon p = launch();
+    unsigned done = 0;
+    for (uint32_t draw = 0;; ++draw) {  // one stream per thread, across its photons
+      const Counter r = philox4x32_10({{draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
+      if (!interact(p, r.c[0], r.c[1], ph, my_heat, threads)) {
+        if (++done == count) break;
+        p = launch();
+      }
+      if (!interact(p, r.c[2], r.c[3], ph, my_heat, threads)) {
+        if (++done == count) break;
+        p = launch();
+      }
+    }
+    my_heat[ph.shells * threads] = float(count);  // photons simulated
+  }
+  store_block_tally(heat, ph.shells, rows + size_t(blockIdx.x % batches) * (ph.shells + 1));
+}
+
+class GpuTuned final : public Step {
+ public:
+  GpuTuned(long threads, long photons_per_thread) : threads_(int(threads)), asked_(unsigned(photons_per_thread)) {
+    check_threads(threads);
+  }
+
+  void load(const Problem& p) override {
+    ph_ = physics_of(p);
+    const unsigned long long min_blocks = 1024;
+    const unsigned long long most = p.photons / (threads_ * min_blocks);
+    photons_per_thread_ = unsigned(std::max(1ull, std::min<unsigned long long>(asked_, most)));
+    const unsigned long long per_block = (unsigned long long)threads_ * photons_per_thread_;
+    blocks_ = (p.photons + per_block - 1) / per_block;
+    batches_ = batches_for(blocks_);
+    rows_.resize(batches_ * (p.shells + 1));
+    shared_ = size_t(p.shells + 1) * threads_ * sizeof(float);
+    allow_shared(transport, shared_, "--threads " + std::to_string(threads_) + " x --shells " + std::to_string(p.shells));
+  }
+
+  void compute() override {
+    CUDA_CHECK(cudaMemsetAsync(rows_.data(), 0, rows_.size() * sizeof(rows_.data()[0])));
+    transport<<<blocks_, threads_, shared_>>>(ph_, photons_per_thread_, unsigned(batches_), rows_.data());
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void store(Tally& tally) override { copy_rows(tally, ph_.shells, batches_, rows_.data()); }
+
+  void describe(nlohmann::json& params) const override {
+    params["photons_per_thread_used"] = photons_per_thread_;
+    params["blocks"] = blocks_;
+  }
+
+ private:
+  int threads_;
+  unsigned asked_, photons_per_thread_ = 1;
+  Physics ph_{};
+  size_t blocks_ = 0, batches_ = 0, shared_ = 0;
+  DeviceBuffer<unsigned long long> rows_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"05_gpu_tuned", "GPU, many photons per thread in one flat loop", true,
+          {{"threads", 128, 32, 1024, "Threads per block"},
+           {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) {
+  return std::make_unique<GpuTuned>(core::tunable(t, "threads"), core::tunable(t, "photons-per-thread"));
+}
+
+}  // namespace mc

@@ -1,0 +1,93 @@
+#!/bin/bash
+# The MC track's proof on a GPU machine, in one go: build the MC programs outside the
+# checkout, run their tests, compute-sanitizer, and the benchmarks. Results (JSONL) and logs
+# go to $OUT. Phases to run are the arguments (default: all):
+#   build test sanitize ladder sizes tune profile
+# Usage (repo root): OUT=/tmp/out steps/mc/gpu_proof.sh [PHASE...]
+set -u
+OUT=${OUT:-/tmp/mc-out}
+B=${BUILD:-/tmp/mc-build}
+mkdir -p "$OUT"
+phases=${*:-build test sanitize ladder sizes tune profile}
+has() { [[ " $phases " == *" $1 "* ]]; }
+S=$B/steps/mc
+gpu_steps="02_gpu_naive 03_gpu_tallies 04_gpu_rng_direction 05_gpu_tuned 06_hybrid"
+targets="mc_00_cpu mc_01_cpu_omp mc_unit_tests mc_biased"
+for s in $gpu_steps; do targets="$targets mc_$s"; done
+
+if has build; then
+  { meson setup "$B" >/dev/null && meson compile -C "$B" $targets; } > "$OUT/mc-build.log" 2>&1 \
+    || { tail -50 "$OUT/mc-build.log"; exit 1; }
+  echo "build ok"
+fi
+
+if has test; then
+  tests="mc_unit mc_biased_sampler_1_fails_validation mc_biased_sampler_2_fails_validation"
+  tests="$tests mc_biased_sampler_should_fail mc_cpu_steps_identical_output"
+  for s in 00_cpu 01_cpu_omp $gpu_steps; do tests="$tests mc_${s}_tiny"; done
+  for s in $gpu_steps; do tests="$tests mc_${s}_reproducible"; done
+  meson test -C "$B" --no-rebuild $tests > "$OUT/mc-test.log" 2>&1
+  grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected Fail):" "$OUT/mc-test.log"
+fi
+
+if has sanitize; then
+  for s in $gpu_steps; do
+    for tool in memcheck racecheck; do
+      log="$OUT/mc-sanitize.log"
+      echo "== $tool mc_$s" >> "$log"
+      timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 "$S/mc_$s" --size tiny --repeat 1 --warmup 0 --check --quiet >> "$log" 2>&1
+      echo "$tool mc_$s exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+    done
+  done
+fi
+
+if has ladder; then
+  for s in 00_cpu 01_cpu_omp $gpu_steps; do
+    "$S/mc_$s" --size small --repeat 3 --warmup 1 --json "$OUT/mc-h100.jsonl" --quiet || echo "FAILED $s small"
+  done
+  for s in $gpu_steps; do
+    "$S/mc_$s" --size large --repeat 3 --warmup 1 --json "$OUT/mc-h100.jsonl" --quiet || echo "FAILED $s large"
+  done
+fi
+
+if has sizes; then
+  for e in $(seq 14 30); do
+    n=$((1 << e))
+    for s in 05_gpu_tuned 06_hybrid; do
+      "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-h100-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
+    done
+    if [ "$e" -le "${CPU_MAX_LOG2:-26}" ]; then
+      "$S/mc_01_cpu_omp" --photons $n --repeat 1 --warmup 0 --tag sizes --json "$OUT/mc-h100-sizes.jsonl" --quiet || echo "FAILED 01 2^$e"
+    fi
+  done
+fi
+
+if has tune; then  # exactly what `./stepwise tune mc 05_gpu_tuned` runs (sweep.json)
+  for t in 32 64 128 256 512; do
+    for p in 1 2 4 8 16 32 64 128 256 512 1024 2048; do
+      "$S/mc_05_gpu_tuned" --size large --repeat 3 --warmup 1 --threads $t --photons-per-thread $p \
+        --tag tune --json "$OUT/mc-h100-tune.jsonl" --quiet || echo "FAILED tune $t $p"
+    done
+  done
+fi
+
+if has profile; then  # instructions per interaction of the tuned kernel
+  ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
+    --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \
+    "$S/mc_05_gpu_tuned" --photons $((1 << 28)) --repeat 1 --warmup 1 --quiet > "$OUT/mc-ncu.txt" 2>&1
+  grep -E "smsp__|sm__|gpu__" "$OUT/mc-ncu.txt"
+  cuobjdump -sass "$S/mc_05_gpu_tuned" > "$OUT/mc-05-sass.txt" 2>&1 && echo "sass: $(grep -c '^ */\*[0-9a-f]*\*/' "$OUT/mc-05-sass.txt") lines"
+fi
+
+# A short table last: step, problem, photons/ms, pass.
+for f in "$OUT"/mc-h100*.jsonl; do
+  [ -f "$f" ] || continue
+  python3 - "$f" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    v = r["validation"]
+    print(f'{r["step"]:22s} {r["problem"]["name"]:7s} n={r["work"]["count"]:<11d} {r["params"]} '
+          f'{r["throughput"]["value"]:12.0f} photons/ms  p={v["chi2"]["p_value"]:.3g} {"PASS" if v["pass"] else "FAIL"}')
+PY
+done | tail -${TABLE_LINES:-40}
