@@ -21,17 +21,19 @@ struct Options {
   std::string kernel = "fhd";
   std::string parboil_input, parboil_expect;
   double noise = 0;
+  size_t samples = 0;  // 0: all
 };
 
 Problem load_problem(const Options& o, bool gpu, const std::string& program) {
   const int sources = !o.core.input.empty() + !o.parboil_input.empty();
   if (sources > 1) throw core::UsageError("--input and --input-parboil are exclusive");
+  if (sources > 0 && o.samples) throw core::UsageError("--samples applies to the built-in --size problems only");
   if (!o.parboil_input.empty()) return load_parboil(o.parboil_input);
   if (!o.core.input.empty()) return load_folder(o.core.input);
-  if (o.core.size == "large" && !gpu)
+  if (o.core.size == "large" && !gpu && o.samples == 0)
     throw core::UsageError("--size large is the GPU scale (8.4e11 voxel-sample pairs); " + program +
                            " would take hours on a CPU. Use --size small.");
-  return generate(o.core.size, o.core.seed, o.noise);
+  return generate(o.core.size, o.core.seed, o.noise, o.samples);
 }
 
 int run(int argc, char** argv) {
@@ -44,6 +46,7 @@ int run(int argc, char** argv) {
   app.add_option("--input-parboil", o.parboil_input, "Parboil mri-q input file (Q only)");
   app.add_option("--expect-parboil", o.parboil_expect, "Parboil mri-q reference output: validate against it with Parboil's tolerance");
   app.add_option("--noise", o.noise, "Complex Gaussian noise on the generated data (fraction of |d(0)|)")->check(CLI::Range(0.0, 10.0));
+  app.add_option("--samples", o.samples, "Keep only the first N k-space samples of the --size problem: tuning sweeps keep the full voxel grid at a fraction of the time")->check(CLI::Range(size_t(1), kMaxSamples));
   core::Tunables tunables = info.tunables;
   core::add_tunables(app, tunables);
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
@@ -61,7 +64,7 @@ int run(int argc, char** argv) {
   const Inputs in{kernel, int(p.samples()), int(p.voxels()),
                   p.kx.data(), p.ky.data(), p.kz.data(), p.phiR.data(), p.phiI.data(),
                   p.has_data() ? p.dR.data() : nullptr, p.has_data() ? p.dI.data() : nullptr,
-                  p.x.data(), p.y.data(), p.z.data()};
+                  p.x.data(), p.y.data(), p.z.data(), p.grid[0], p.grid[1], p.grid[2]};
   std::vector<float> outR(p.voxels()), outI(p.voxels());
   std::unique_ptr<Step> step = make_step(tunables);
   const core::Phases phases{

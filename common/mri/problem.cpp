@@ -1,5 +1,6 @@
 #include "problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -65,13 +66,15 @@ double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(M_PI * u) / 
 
 }  // namespace
 
-Problem generate(const std::string& size, uint64_t seed, double noise) {
+Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples) {
   if (!(noise >= 0) || noise > 10) throw UsageError("--noise must be in [0, 10]");
   const Shape s = shape_of(size);
   Problem p;
   p.name = size;
   fill_grid(p, s.n);
-  const size_t M = size_t(s.planes) * s.arms * s.points;
+  const size_t all = size_t(s.planes) * s.arms * s.points;
+  const size_t M = max_samples ? std::min(all, max_samples) : all;
+  if (M < all) p.name = size + "-first" + std::to_string(M);
   p.kx.resize(M); p.ky.resize(M); p.kz.resize(M);
   p.phiR.resize(M); p.phiI.resize(M); p.dR.resize(M); p.dI.resize(M);
 
@@ -84,12 +87,12 @@ Problem generate(const std::string& size, uint64_t seed, double noise) {
   std::normal_distribution<double> gauss(0.0, 1.0);
   const double scale = std::abs(phantom_transform(0, 0, 0));
   size_t m = 0;
-  for (int plane = 0; plane < s.planes; ++plane) {
+  for (int plane = 0; plane < s.planes && m < M; ++plane) {
     const double kz = plane - s.planes / 2;
     // A seeded rotation per plane, so different seeds give different trajectories.
     const double twist = 2 * M_PI * std::uniform_real_distribution<double>(0, 1)(rng);
-    for (int arm = 0; arm < s.arms; ++arm)
-      for (int i = 0; i < s.points; ++i, ++m) {
+    for (int arm = 0; arm < s.arms && m < M; ++arm)
+      for (int i = 0; i < s.points && m < M; ++i, ++m) {
         const double t = double(i) / s.points;
         const double angle = 2 * M_PI * (turns * t + double(arm) / s.arms) + twist;
         const double kx = kmax * t * std::cos(angle), ky = kmax * t * std::sin(angle);
@@ -111,6 +114,7 @@ Problem generate(const std::string& size, uint64_t seed, double noise) {
               {"trajectory", "stack-of-spirals"},          {"planes", s.planes},
               {"arms", s.arms},       {"points_per_arm", s.points},
               {"seed", seed},         {"noise", noise}};
+  if (M < all) p.params["samples_of"] = all;
   return p;
 }
 

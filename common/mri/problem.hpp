@@ -36,7 +36,9 @@ struct Problem {
 //   large 64^3 voxels, 3,211,264 samples (the published scale of Stone et al.)
 // Stack of spirals through the Shepp-Logan phantom's analytic transform, plus complex
 // Gaussian noise of standard deviation `noise` (relative to |d| at k = 0).
-Problem generate(const std::string& size, uint64_t seed, double noise);
+// max_samples > 0 keeps only the first max_samples samples (the same values as the full
+// problem's first ones; the name becomes e.g. "large-first65536").
+Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples = 0);
 
 // Problem folders: meta.json + kx.npy ky.npy kz.npy (float32 [M]), phi.npy and d.npy
 // (complex64 [M]), x.npy y.npy z.npy (float32 [N]). Everything is checked on reading.

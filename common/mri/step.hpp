@@ -21,6 +21,9 @@ struct Inputs {
   const float *phiR, *phiI;
   const float *dR, *dI;  // null for Q
   const float *x, *y, *z;
+  // The voxel grid (Problem::grid) when the voxels are one, else zeros: x_i = (i - nx/2)/nx,
+  // voxel index (iz * ny + iy) * nx + ix.
+  int nx = 0, ny = 0, nz = 0;
 };
 
 // Accuracy classes and their thresholds are documented in steps/mri/README.md.

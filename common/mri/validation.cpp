@@ -9,8 +9,10 @@ namespace mri {
 const char* accuracy_name(Accuracy a) { return a == Accuracy::exact ? "exact" : "fast"; }
 
 double rel_l2_threshold(Accuracy a) {
-  // Chosen from measured errors (steps/mri/README.md, "Accuracy classes").
-  return a == Accuracy::exact ? 1e-4 : 2e-3;
+  // Chosen from measured errors (steps/mri/README.md, "Accuracy classes"): the largest error
+  // seen in each class (on `large`, where the phases are largest) times about four. A step
+  // that drops the last 24 of tiny's 1,024 samples errs by 1.5e-3 (fhd) and 4.3e-2 (q).
+  return a == Accuracy::exact ? 3e-4 : 5e-4;
 }
 
 Verdict validate(const Problem& p, Kernel kernel, Accuracy accuracy, const float* outR,
