@@ -21,6 +21,8 @@ struct Physics {
   float shells_per_mfp;  // shell index = distance (mean free paths) * this
   float threshold;       // roulette below this weight
   float survival;        // roulette survival probability
+  float inv_survival;    // 1 / survival
+  float last_shell;      // shells - 1, as a float
   int shells;
   unsigned long long photons;
   unsigned long long seed;
@@ -28,7 +30,8 @@ struct Physics {
 
 inline Physics physics_of(const Problem& p) {
   return {float(p.albedo()), float(1 - p.albedo()), float(p.shells_per_mfp()), float(p.weight_threshold),
-          float(p.roulette_survival), p.shells, p.photons, p.seed};
+          float(p.roulette_survival), float(1 / p.roulette_survival), float(p.shells - 1), p.shells,
+          p.photons, p.seed};
 }
 
 template <class T>

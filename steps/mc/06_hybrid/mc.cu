@@ -48,35 +48,54 @@ __device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f}; 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
 
-// One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
-__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, float* my_heat, int threads) {
-  float xi = 2.0f - one_to_two(a);  // (0, 1]
-  if (p.weight < ph.threshold) {    // roulette on the step's own uniform
-    if (xi > ph.survival) return false;
-    xi = fminf(xi / ph.survival, 1.0f);
-    p.weight /= ph.survival;
-  }
+// The step's uniform in (0, 1]: 2 - 1.m.
+__device__ float step_uniform(uint32_t bits) { return 2.0f - one_to_two(bits); }
+
+// The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
+// again uniform on (0, 1]. Returns false when the photon ends.
+__device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
+  if (p.weight >= ph.threshold) return true;
+  if (xi > ph.survival) return false;
+  xi = fminf(xi * ph.inv_survival, 1.0f);
+  p.weight *= ph.inv_survival;
+  return true;
+}
+
+// Fly -log(xi), deposit (1 - albedo) x weight x `share` (1, or 0 for a finished slot), scatter
+// with the bits a, b (their low 9 bits each make phi). The math is SFU-only: -ftz=true
+// (meson.build) drops the denormal fix-ups around log2, sqrt(q) is q rsqrt(q), and
+// floor(s) for 0 <= s < 2^23 is the low mantissa of s + 2^23 added rounding toward zero.
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, float share, const Physics& ph,
+                                   float* my_heat, int threads) {
   const float t = -__logf(xi);
   p.x += t * p.u;
   p.y += t * p.v;
   p.z += t * p.w;
 
-  const unsigned last_shell = unsigned(ph.shells - 1);
-  const float r = sqrtf(p.x * p.x + p.y * p.y + p.z * p.z) * ph.shells_per_mfp;
-  const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
-  my_heat[shell * threads] += ph.absorbed * p.weight;
+  const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
+  const float shells = fminf(r2 * rsqrtf(r2 + 1e-30f) * ph.shells_per_mfp, ph.last_shell);
+  const unsigned shell = __float_as_uint(__fadd_rz(shells, 8388608.0f)) - 0x4b000000u;
+  my_heat[shell * threads] += share * ph.absorbed * p.weight;
   p.weight *= ph.albedo;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
   const float cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
-  const float sin_theta = sqrtf(fmaf(-cos_theta, cos_theta, 1.0f));
+  const float q = fmaf(-cos_theta, cos_theta, 1.0f);  // sin^2, >= 2^-23
+  const float sin_theta = q * rsqrtf(q);
   const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
-  const float phi = 3.14159265f * fmaf(2.0f, __uint_as_float(0x3f800000u | (phi_bits << 5)), -3.0f);  // [-pi, pi)
+  const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 6.28318531f, -9.42477796f);  // [-pi, pi)
   float sin_phi, cos_phi;
   __sincosf(phi, &sin_phi, &cos_phi);
   p.u = sin_theta * cos_phi;
   p.v = sin_theta * sin_phi;
   p.w = cos_theta;
+}
+
+// One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
+__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, float* my_heat, int threads) {
+  float xi = step_uniform(a);
+  if (!roulette(p, xi, ph)) return false;
+  fly_absorb_scatter(p, xi, a, b, 1.0f, ph, my_heat, threads);
   return true;
 }
 
@@ -92,18 +111,26 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
   const unsigned count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
   if (count > 0) {
     const Key key = philox_key(ph.seed);
-    Photon p = launch();
-    unsigned done = 0;
-    for (uint32_t draw = 0;; ++draw) {  // one stream per thread, across its photons
-      const Counter r = philox4x32_10({{draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
-      if (!interact(p, r.c[0], r.c[1], ph, my_heat, threads)) {
-        if (++done == count) break;
-        p = launch();
+    uint32_t draw = 0;  // one stream per thread, across its photons
+    Counter r = philox4x32_10({{draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
+    Photon a = launch(), b = launch();  // two photons in flight; b idles if count is 1
+    float a_on = 1.0f, b_on = count > 1 ? 1.0f : 0.0f;
+    unsigned launched = count > 1 ? 2 : 1;
+    while (a_on + b_on > 0.0f) {
+      const Counter next = philox4x32_10({{++draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
+      float xi_a = step_uniform(r.c[0]), xi_b = step_uniform(r.c[2]);
+      const bool a_ends = !roulette(a, xi_a, ph), b_ends = !roulette(b, xi_b, ph);
+      fly_absorb_scatter(a, xi_a, r.c[0], r.c[1], a_ends ? 0.0f : a_on, ph, my_heat, threads);
+      fly_absorb_scatter(b, xi_b, r.c[2], r.c[3], b_ends ? 0.0f : b_on, ph, my_heat, threads);
+      if (a_ends) {  // launch the thread's next photon in this slot, or retire the slot
+        a = launch();
+        if (launched < count) ++launched; else a_on = 0.0f;
       }
-      if (!interact(p, r.c[2], r.c[3], ph, my_heat, threads)) {
-        if (++done == count) break;
-        p = launch();
+      if (b_ends) {
+        b = launch();
+        if (launched < count) ++launched; else b_on = 0.0f;
       }
+      r = next;
     }
     my_heat[ph.shells * threads] = float(count);  // photons simulated
   }
