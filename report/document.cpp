@@ -303,9 +303,14 @@ class Writer {
       }
     }
     if (sampled.empty()) return;
-    md_ << (sampled.size() == 1 ? "Row " : "Rows ");
-    for (size_t i = 0; i < sampled.size(); ++i) md_ << (i ? ", " : "") << sampled[i];
-    md_ << (sampled.size() == 1 ? " was" : " were") << " checked on a seeded random sample of the outputs (" << printf_string("%.0f", compared) << " of "
+    if (sampled.size() == rows.size() && rows.size() > 1) {
+      md_ << "All rows were";
+    } else {
+      md_ << (sampled.size() == 1 ? "Row " : "Rows ");
+      for (size_t i = 0; i < sampled.size(); ++i) md_ << (i ? ", " : "") << sampled[i];
+      md_ << (sampled.size() == 1 ? " was" : " were");
+    }
+    md_ << " checked on a seeded random sample of the outputs (" << printf_string("%.0f", compared) << " of "
         << printf_string("%.0f", total) << ").\n\n";
   }
 

@@ -94,6 +94,7 @@ Figure heat_map(const std::string& name, const std::string& title, const std::st
     << "set xlabel " << quoted(x_name) << "\n"
     << "set ylabel " << quoted(y_name) << "\n"
     << "set cblabel " << quoted(value_name) << "\n"
+    << "set format cb '%.1s%c'\n"
     << "set xrange [-0.5:" << x_values.size() - 0.5 << "]\n"
     << "set yrange [-0.5:" << y_values.size() - 0.5 << "]\n"
     << "set xtics " << tics(x_values) << "\n"
