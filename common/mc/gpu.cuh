@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct Physics {
   float survival;        // roulette survival probability
   float inv_survival;    // 1 / survival
   float last_shell;      // shells - 1, as a float
+  float step_scale;      // -ln(2) * shells_per_mfp: a step of log2(xi) * this, in shell widths
+  float deposit_threshold;  // absorbed * threshold
   int shells;
   unsigned long long photons;
   unsigned long long seed;
@@ -30,7 +33,8 @@ struct Physics {
 
 inline Physics physics_of(const Problem& p) {
   return {float(p.albedo()), float(1 - p.albedo()), float(p.shells_per_mfp()), float(p.weight_threshold),
-          float(p.roulette_survival), float(1 / p.roulette_survival), float(p.shells - 1), p.shells,
+          float(p.roulette_survival), float(1 / p.roulette_survival), float(p.shells - 1),
+          float(-M_LN2 * p.shells_per_mfp()), float((1 - p.albedo()) * p.weight_threshold), p.shells,
           p.photons, p.seed};
 }
 

@@ -42,11 +42,12 @@ if has sanitize; then
 fi
 
 if has ladder; then
-  for s in 00_cpu 01_cpu_omp $gpu_steps; do
-    "$S/mc_$s" --size small --repeat 3 --warmup 1 --json "$OUT/mc-h100.jsonl" --quiet || echo "FAILED $s small"
+  "$S/mc_00_cpu" --size small --repeat 1 --warmup 0 --json "$OUT/mc-${DEVICE_TAG:-h100}.jsonl" --quiet || echo "FAILED 00_cpu small"
+  for s in 01_cpu_omp $gpu_steps; do
+    "$S/mc_$s" --size small --repeat 3 --warmup 1 --json "$OUT/mc-${DEVICE_TAG:-h100}.jsonl" --quiet || echo "FAILED $s small"
   done
   for s in $gpu_steps; do
-    "$S/mc_$s" --size large --repeat 3 --warmup 1 --json "$OUT/mc-h100.jsonl" --quiet || echo "FAILED $s large"
+    "$S/mc_$s" --size large --repeat 3 --warmup 1 --json "$OUT/mc-${DEVICE_TAG:-h100}.jsonl" --quiet || echo "FAILED $s large"
   done
 fi
 
@@ -54,10 +55,10 @@ if has sizes; then
   for e in $(seq 14 30); do
     n=$((1 << e))
     for s in 05_gpu_tuned 06_hybrid; do
-      "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-h100-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
+      "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-${DEVICE_TAG:-h100}-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
     done
     if [ "$e" -le "${CPU_MAX_LOG2:-26}" ]; then
-      "$S/mc_01_cpu_omp" --photons $n --repeat 1 --warmup 0 --tag sizes --json "$OUT/mc-h100-sizes.jsonl" --quiet || echo "FAILED 01 2^$e"
+      "$S/mc_01_cpu_omp" --photons $n --repeat 1 --warmup 0 --tag sizes --json "$OUT/mc-${DEVICE_TAG:-h100}-sizes.jsonl" --quiet || echo "FAILED 01 2^$e"
     fi
   done
 fi
@@ -66,7 +67,7 @@ if has tune; then  # exactly what `./stepwise tune mc 05_gpu_tuned` runs (sweep.
   for t in 32 64 128 256 512; do
     for p in 1 2 4 8 16 32 64 128 256 512 1024 2048; do
       "$S/mc_05_gpu_tuned" --size large --repeat 3 --warmup 1 --threads $t --photons-per-thread $p \
-        --tag tune --json "$OUT/mc-h100-tune.jsonl" --quiet || echo "FAILED tune $t $p"
+        --tag tune --json "$OUT/mc-${DEVICE_TAG:-h100}-tune.jsonl" --quiet || echo "FAILED tune $t $p"
     done
   done
 fi
@@ -80,7 +81,7 @@ if has profile; then  # instructions per interaction of the tuned kernel
 fi
 
 # A short table last: step, problem, photons/ms, pass.
-for f in "$OUT"/mc-h100*.jsonl; do
+for f in "$OUT"/mc-${DEVICE_TAG:-h100}*.jsonl; do
   [ -f "$f" ] || continue
   python3 - "$f" <<'PY'
 import json, sys

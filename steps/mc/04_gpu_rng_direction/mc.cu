@@ -8,9 +8,10 @@
 //  - One 128-bit draw feeds two interactions: 64 bits each, 23 for the step, 23 for
 //    cos(theta), 18 for phi (bits are independent, every bit of Philox is good).
 //  - Floats come from the bits by building the mantissa (1.m in [1, 2)), not by conversion.
-//    The step uniform is 2 - 1.m in (0, 1]: -log never sees 0.
+//    The step uniform is 1.m - 1 + 2^-24, in (0, 1): log never sees 0.
 //  - The math around them is cheap too: sqrt as q rsqrt(q), no denormal handling (-ftz=true),
-//    a multiply by 1/p instead of a division, the shell index without a float-to-int.
+//    a multiply by 1/p instead of a division, the shell index without a float-to-int,
+//    positions in shell widths, the direction kept as sines and cosines.
 //  - The direction needs no rejection: cos(theta) uniform on (-1, 1), phi uniform, so
 //    (sin t cos p, sin t sin p, cos t) is isotropic; sine and cosine from the SFU.
 //  - The roulette takes no extra random number: it is decided by the next step's uniform xi
@@ -45,84 +46,88 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
   for (int s = tid; s <= shells; s += threads) atomicAdd(&row[s], to_fixed(heat[s * threads]));  // 3. one update per block
 }
 
+extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
+
+// Positions are in shell widths (so the shell is floor(|r|)), the direction is kept as the
+// sines and cosines it is made of, and the weight as the deposit it makes: (1 - albedo) w.
 struct Photon {
-  float x, y, z;  // position, mean free paths
-  float u, v, w;  // direction
-  float weight;
+  float x, y, z;
+  float sin_theta, cos_phi, sin_phi, cos_theta;
+  float deposit;
 };
 
-__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f}; }
+__device__ Photon launch(const Physics& ph) { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, ph.absorbed}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
 
-// The step's uniform in (0, 1]: 2 - 1.m.
-__device__ float step_uniform(uint32_t bits) { return 2.0f - one_to_two(bits); }
+// The step's uniform: 1.m - 1 + 2^-24, in (0, 1) (so the step is never 0 either).
+__device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends.
+// again uniform on (0, 1]. Returns false when the photon ends (its deposit becomes 0).
 __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.weight >= ph.threshold) return true;
-  if (xi > ph.survival) return false;
+  if (p.deposit >= ph.deposit_threshold) return true;
+  if (xi > ph.survival) {
+    p.deposit = 0.0f;
+    return false;
+  }
   xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.weight *= ph.inv_survival;
+  p.deposit *= ph.inv_survival;
   return true;
 }
 
-// Fly -log(xi), deposit (1 - albedo) x weight x `share` (1, or 0 for a finished slot), scatter
-// with the bits a, b (their low 9 bits each make phi). The math is SFU-only: -ftz=true
-// (meson.build) drops the denormal fix-ups around log2, sqrt(q) is q rsqrt(q), and
-// floor(s) for 0 <= s < 2^23 is the low mantissa of s + 2^23 added rounding toward zero.
-__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, float share, const Physics& ph,
-                                   float* my_heat, int threads) {
-  const float t = -__logf(xi);
-  p.x += t * p.u;
-  p.y += t * p.v;
-  p.z += t * p.w;
+// Fly log2(xi) * step_scale, deposit into the thread's column (column = threadIdx.x -
+// 2^23 threads, see below), scatter with the bits a, b (their low 9 bits each make phi).
+// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and rsqrt,
+// sqrt(q) is q rsqrt(q), and floor(s) for 0 <= s < 2^23 is the mantissa of s + 2^23 added
+// rounding toward zero (the float's bits are 0x4b000000 + floor(s)).
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph,
+                                   unsigned column, int threads) {
+  const float t = __log2f(xi) * ph.step_scale;
+  const float t_sin = t * p.sin_theta;
+  p.x = fmaf(t_sin, p.cos_phi, p.x);
+  p.y = fmaf(t_sin, p.sin_phi, p.y);
+  p.z = fmaf(t, p.cos_theta, p.z);
 
   const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
-  const float shells = fminf(r2 * rsqrtf(r2 + 1e-30f) * ph.shells_per_mfp, ph.last_shell);
-  const unsigned shell = __float_as_uint(__fadd_rz(shells, 8388608.0f)) - 0x4b000000u;
-  my_heat[shell * threads] += share * ph.absorbed * p.weight;
-  p.weight *= ph.albedo;
+  const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
+  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.deposit;
+  p.deposit *= ph.albedo;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
-  const float cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
-  const float q = fmaf(-cos_theta, cos_theta, 1.0f);  // sin^2, >= 2^-23
-  const float sin_theta = q * rsqrtf(q);
+  p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
+  const float q = fmaf(-p.cos_theta, p.cos_theta, 1.0f);  // sin^2, >= 2^-23
+  p.sin_theta = q * rsqrtf(q);
   const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
   const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 6.28318531f, -9.42477796f);  // [-pi, pi)
-  float sin_phi, cos_phi;
-  __sincosf(phi, &sin_phi, &cos_phi);
-  p.u = sin_theta * cos_phi;
-  p.v = sin_theta * sin_phi;
-  p.w = cos_theta;
+  __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
 // One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
-__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, float* my_heat, int threads) {
+__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, unsigned column, int threads) {
   float xi = step_uniform(a);
   if (!roulette(p, xi, ph)) return false;
-  fly_absorb_scatter(p, xi, a, b, 1.0f, ph, my_heat, threads);
+  fly_absorb_scatter(p, xi, a, b, ph, column, threads);
   return true;
 }
 
 __global__ void transport(Physics ph, unsigned batches, unsigned long long* rows) {
-  extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is this thread's
   const int threads = blockDim.x, tid = threadIdx.x;
   for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
-  float* my_heat = heat + tid;  // my_heat[shell * threads]
+  // heat[shell * threads + tid], with shell's float bits (0x4b000000 + shell) in its place:
+  const unsigned column = unsigned(tid) - 0x4b000000u * unsigned(threads);
 
   const unsigned long long photon = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
   if (photon < ph.photons) {
     const Key key = philox_key(ph.seed);
-    Photon p = launch();
+    Photon p = launch(ph);
     for (uint32_t draw = 0;; ++draw) {
       const Counter r = philox4x32_10({{draw, uint32_t(photon), uint32_t(photon >> 32), kTagGpu}}, key);
-      if (!interact(p, r.c[0], r.c[1], ph, my_heat, threads)) break;
-      if (!interact(p, r.c[2], r.c[3], ph, my_heat, threads)) break;
+      if (!interact(p, r.c[0], r.c[1], ph, column, threads)) break;
+      if (!interact(p, r.c[2], r.c[3], ph, column, threads)) break;
     }
-    my_heat[ph.shells * threads] = 1.0f;  // photons simulated
+    heat[ph.shells * threads + tid] = 1.0f;  // photons simulated
   }
   store_block_tally(heat, ph.shells, rows + size_t(blockIdx.x % batches) * (ph.shells + 1));
 }

@@ -6,12 +6,13 @@
 // launches the next in the same iteration, so lanes never wait for each other until the
 // thread's last photon, and the warp's length is the sum of many photons (it varies by a
 // few percent, not by a third). Fewer, longer threads also spread the per-block work (zero
-// the tallies, reduce them) over more photons. And each thread keeps two photons in flight:
-// with 16 warps per SM (the shared-memory tallies allow no more) one photon's chain of
-// dependent instructions leaves the schedulers idle 40 % of the time (ncu: 61 % issue
-// active); two independent photons, and the next 128-bit draw computed while they fly,
-// give the scheduler independent instructions to interleave. The roulettes of both come
-// first, so the two interactions are one straight block of code.
+// the tallies, reduce them) over more photons. And each thread keeps kInFlight = 4 photons
+// in flight: with 16 warps per SM (the shared-memory tallies allow no more) one photon's
+// chain of dependent instructions leaves the schedulers idle much of the time (ncu: 61 %
+// issue active); four independent photons, fed by two 128-bit draws computed a loop
+// iteration ahead, give the scheduler independent instructions to interleave. One branch
+// handles the roulettes of all four and one their relaunches, so the four interactions
+// are one straight block of code.
 // --threads and --photons-per-thread are the two axes of the tuning sweep (sweep.json); at
 // least 1024 blocks are launched when the photon count allows (fills the GPU and gives the
 // harness >= 1024 batches), so at small counts a thread gets fewer photons than asked
@@ -47,73 +48,78 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
   for (int s = tid; s <= shells; s += threads) atomicAdd(&row[s], to_fixed(heat[s * threads]));  // 3. one update per block
 }
 
+extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
+
+// Positions are in shell widths (so the shell is floor(|r|)), the direction is kept as the
+// sines and cosines it is made of, and the weight as the deposit it makes: (1 - albedo) w.
 struct Photon {
-  float x, y, z;  // position, mean free paths
-  float u, v, w;  // direction
-  float weight;
+  float x, y, z;
+  float sin_theta, cos_phi, sin_phi, cos_theta;
+  float deposit;
 };
 
-__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f}; }
+__device__ Photon launch(const Physics& ph) { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, ph.absorbed}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
 
-// The step's uniform in (0, 1]: 2 - 1.m.
-__device__ float step_uniform(uint32_t bits) { return 2.0f - one_to_two(bits); }
+// The step's uniform: 1.m - 1 + 2^-24, in (0, 1) (so the step is never 0 either).
+__device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends.
+// again uniform on (0, 1]. Returns false when the photon ends (its deposit becomes 0).
 __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.weight >= ph.threshold) return true;
-  if (xi > ph.survival) return false;
+  if (p.deposit >= ph.deposit_threshold) return true;
+  if (xi > ph.survival) {
+    p.deposit = 0.0f;
+    return false;
+  }
   xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.weight *= ph.inv_survival;
+  p.deposit *= ph.inv_survival;
   return true;
 }
 
-// Fly -log(xi), deposit (1 - albedo) x weight x `share` (1, or 0 for a finished slot), scatter
-// with the bits a, b (their low 9 bits each make phi). The math is SFU-only: -ftz=true
-// (meson.build) drops the denormal fix-ups around log2, sqrt(q) is q rsqrt(q), and
-// floor(s) for 0 <= s < 2^23 is the low mantissa of s + 2^23 added rounding toward zero.
-__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, float share, const Physics& ph,
-                                   float* my_heat, int threads) {
-  const float t = -__logf(xi);
-  p.x += t * p.u;
-  p.y += t * p.v;
-  p.z += t * p.w;
+// Fly log2(xi) * step_scale, deposit into the thread's column (column = threadIdx.x -
+// 2^23 threads, see below), scatter with the bits a, b (their low 9 bits each make phi).
+// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and rsqrt,
+// sqrt(q) is q rsqrt(q), and floor(s) for 0 <= s < 2^23 is the mantissa of s + 2^23 added
+// rounding toward zero (the float's bits are 0x4b000000 + floor(s)).
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph,
+                                   unsigned column, int threads) {
+  const float t = __log2f(xi) * ph.step_scale;
+  const float t_sin = t * p.sin_theta;
+  p.x = fmaf(t_sin, p.cos_phi, p.x);
+  p.y = fmaf(t_sin, p.sin_phi, p.y);
+  p.z = fmaf(t, p.cos_theta, p.z);
 
   const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
-  const float shells = fminf(r2 * rsqrtf(r2 + 1e-30f) * ph.shells_per_mfp, ph.last_shell);
-  const unsigned shell = __float_as_uint(__fadd_rz(shells, 8388608.0f)) - 0x4b000000u;
-  my_heat[shell * threads] += share * ph.absorbed * p.weight;
-  p.weight *= ph.albedo;
+  const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
+  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.deposit;
+  p.deposit *= ph.albedo;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
-  const float cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
-  const float q = fmaf(-cos_theta, cos_theta, 1.0f);  // sin^2, >= 2^-23
-  const float sin_theta = q * rsqrtf(q);
+  p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
+  const float q = fmaf(-p.cos_theta, p.cos_theta, 1.0f);  // sin^2, >= 2^-23
+  p.sin_theta = q * rsqrtf(q);
   const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
   const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 6.28318531f, -9.42477796f);  // [-pi, pi)
-  float sin_phi, cos_phi;
-  __sincosf(phi, &sin_phi, &cos_phi);
-  p.u = sin_theta * cos_phi;
-  p.v = sin_theta * sin_phi;
-  p.w = cos_theta;
+  __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
 // One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
-__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, float* my_heat, int threads) {
+__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, unsigned column, int threads) {
   float xi = step_uniform(a);
   if (!roulette(p, xi, ph)) return false;
-  fly_absorb_scatter(p, xi, a, b, 1.0f, ph, my_heat, threads);
+  fly_absorb_scatter(p, xi, a, b, ph, column, threads);
   return true;
 }
 
+constexpr int kInFlight = 4;  // photons per thread at a time; 2 Philox draws per round
+
 __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
-  extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is this thread's
   const int threads = blockDim.x, tid = threadIdx.x;
   for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
-  float* my_heat = heat + tid;  // my_heat[shell * threads]
+  const unsigned column = unsigned(tid) - 0x4b000000u * unsigned(threads);
 
   // This thread's photons: [first, first + count).
   const unsigned long long thread = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
@@ -122,27 +128,43 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
   if (count > 0) {
     const Key key = philox_key(ph.seed);
     uint32_t draw = 0;  // one stream per thread, across its photons
-    Counter r = philox4x32_10({{draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
-    Photon a = launch(), b = launch();  // two photons in flight; b idles if count is 1
-    float a_on = 1.0f, b_on = count > 1 ? 1.0f : 0.0f;
-    unsigned launched = count > 1 ? 2 : 1;
-    while (a_on + b_on > 0.0f) {
-      const Counter next = philox4x32_10({{++draw, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key);
-      float xi_a = step_uniform(r.c[0]), xi_b = step_uniform(r.c[2]);
-      const bool a_ends = !roulette(a, xi_a, ph), b_ends = !roulette(b, xi_b, ph);
-      fly_absorb_scatter(a, xi_a, r.c[0], r.c[1], a_ends ? 0.0f : a_on, ph, my_heat, threads);
-      fly_absorb_scatter(b, xi_b, r.c[2], r.c[3], b_ends ? 0.0f : b_on, ph, my_heat, threads);
-      if (a_ends) {  // launch the thread's next photon in this slot, or retire the slot
-        a = launch();
-        if (launched < count) ++launched; else a_on = 0.0f;
-      }
-      if (b_ends) {
-        b = launch();
-        if (launched < count) ++launched; else b_on = 0.0f;
-      }
-      r = next;
+    auto bits = [&](uint32_t n) { return philox4x32_10({{n, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key); };
+    Counter r[kInFlight / 2];
+    for (int i = 0; i < kInFlight / 2; ++i) r[i] = bits(draw++);
+    // Slots beyond count start retired: no weight, never launched again.
+    Photon p[kInFlight];
+    unsigned launched = 0, finished = 0;
+    for (int i = 0; i < kInFlight; ++i) {
+      p[i] = launch(ph);
+      if (launched < count) ++launched; else p[i].deposit = 0.0f;
     }
-    my_heat[ph.shells * threads] = float(count);  // photons simulated
+    bool live[kInFlight];
+    for (int i = 0; i < kInFlight; ++i) live[i] = p[i].deposit > 0.0f;
+    while (finished < count) {
+      Counter next[kInFlight / 2];  // independent of the photons: overlaps with their flights
+      for (int i = 0; i < kInFlight / 2; ++i) next[i] = bits(draw++);
+      float xi[kInFlight];
+      bool ends[kInFlight] = {};
+      for (int i = 0; i < kInFlight; ++i) xi[i] = step_uniform(r[i / 2].c[2 * (i % 2)]);
+      bool low = false;
+      for (int i = 0; i < kInFlight; ++i) low |= p[i].deposit < ph.deposit_threshold;
+      if (low)  // rare for a lane, so one branch for all slots
+        for (int i = 0; i < kInFlight; ++i) ends[i] = !roulette(p[i], xi[i], ph);
+      for (int i = 0; i < kInFlight; ++i)
+        fly_absorb_scatter(p[i], xi[i], r[i / 2].c[2 * (i % 2)], r[i / 2].c[2 * (i % 2) + 1], ph, column, threads);
+      bool any_end = false;
+      for (int i = 0; i < kInFlight; ++i) any_end |= ends[i];
+      if (any_end) {  // count the photons that ended; launch the next ones or retire the slots
+        for (int i = 0; i < kInFlight; ++i) {
+          if (!ends[i]) continue;
+          finished += live[i];
+          p[i] = launch(ph);
+          if (live[i] && launched < count) ++launched; else { p[i].deposit = 0.0f; live[i] = false; }
+        }
+      }
+      for (int i = 0; i < kInFlight / 2; ++i) r[i] = next[i];
+    }
+    heat[ph.shells * threads + tid] = float(count);  // photons simulated
   }
   store_block_tally(heat, ph.shells, rows + size_t(blockIdx.x % batches) * (ph.shells + 1));
 }
