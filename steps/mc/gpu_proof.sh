@@ -11,6 +11,9 @@ mkdir -p "$OUT"
 phases=${*:-build test sanitize ladder sizes tune profile}
 has() { [[ " $phases " == *" $1 "* ]]; }
 S=$B/steps/mc
+# Results files are named after the GPU: mc-h100.jsonl, mc-h200.jsonl, ...
+DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | tr 'A-Z' 'a-z')}
+DEVICE_TAG=${DEVICE_TAG:-gpu}
 gpu_steps="02_gpu_naive 03_gpu_tallies 04_gpu_rng_direction 05_gpu_tuned 06_hybrid"
 targets="mc_00_cpu mc_01_cpu_omp mc_unit_tests mc_biased"
 for s in $gpu_steps; do targets="$targets mc_$s"; done
@@ -80,15 +83,20 @@ if has profile; then  # instructions per interaction of the tuned kernel
   cuobjdump -sass "$S/mc_05_gpu_tuned" > "$OUT/mc-05-sass.txt" 2>&1 && echo "sass: $(grep -c '^ */\*[0-9a-f]*\*/' "$OUT/mc-05-sass.txt") lines"
 fi
 
-# A short table last: step, problem, photons/ms, pass.
-for f in "$OUT"/mc-${DEVICE_TAG:-h100}*.jsonl; do
-  [ -f "$f" ] || continue
-  python3 - "$f" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    v = r["validation"]
-    print(f'{r["step"]:22s} {r["problem"]["name"]:7s} n={r["work"]["count"]:<11d} {r["params"]} '
-          f'{r["throughput"]["value"]:12.0f} photons/ms  p={v["chi2"]["p_value"]:.3g} {"PASS" if v["pass"] else "FAIL"}')
+# A short table last: the ladder, then one line per sweep file.
+python3 - "$OUT" "$DEVICE_TAG" <<'PY'
+import glob, json, os, sys
+out, tag = sys.argv[1:3]
+for path in sorted(glob.glob(os.path.join(out, f"mc-{tag}*.jsonl"))):
+    rows = [json.loads(l) for l in open(path)]
+    name = os.path.basename(path)
+    if name == f"mc-{tag}.jsonl":
+        for r in rows:
+            v = r["validation"]
+            print(f'{r["step"]:22s} {r["problem"]["name"]:6s} {r["throughput"]["value"]:12.0f} photons/ms  '
+                  f'p={v["chi2"]["p_value"]:.3g} energy z={v["energy"]["z"]:.2f} {"PASS" if v["pass"] else "FAIL"}')
+    else:
+        best = max(rows, key=lambda r: r["throughput"]["value"])
+        print(f'{name}: {len(rows)} records, {sum(r["validation"]["pass"] for r in rows)} pass; best {best["step"]} '
+              f'{best["params"]} n={best["work"]["count"]} {best["throughput"]["value"]:.0f} photons/ms')
 PY
-done | tail -${TABLE_LINES:-40}
