@@ -18,23 +18,21 @@ namespace mc {
 // Kernel arguments (by value, so they live in the constant bank).
 struct Physics {
   float albedo;          // mu_s / mu_t: the weight kept at an interaction
-  float absorbed;        // 1 - albedo: the weight deposited there
   float shells_per_mfp;  // shell index = distance (mean free paths) * this
   float threshold;       // roulette below this weight
   float survival;        // roulette survival probability
   float inv_survival;    // 1 / survival
   float last_shell;      // shells - 1, as a float
   float step_scale;      // -ln(2) * shells_per_mfp: a step of log2(xi) * this, in shell widths
-  float deposit_threshold;  // absorbed * threshold
   int shells;
   unsigned long long photons;
   unsigned long long seed;
 };
 
 inline Physics physics_of(const Problem& p) {
-  return {float(p.albedo()), float(1 - p.albedo()), float(p.shells_per_mfp()), float(p.weight_threshold),
+  return {float(p.albedo()), float(p.shells_per_mfp()), float(p.weight_threshold),
           float(p.roulette_survival), float(1 / p.roulette_survival), float(p.shells - 1),
-          float(-M_LN2 * p.shells_per_mfp()), float((1 - p.albedo()) * p.weight_threshold), p.shells,
+          float(-M_LN2 * p.shells_per_mfp()), p.shells,
           p.photons, p.seed};
 }
 

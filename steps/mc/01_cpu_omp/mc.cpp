@@ -59,8 +59,9 @@ class CpuOmp final : public Step {
 
       const float r = std::sqrt(x * x + y * y + z * z) * shells_per_mfp;  // absorb
       const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
-      heat[shell] += (1.0f - albedo) * weight;
-      weight *= albedo;
+      const float kept = weight * albedo;  // deposit exactly the weight lost (exact in float),
+      heat[shell] += weight - kept;         // so every photon deposits all of its weight
+      weight = kept;
 
       float xi1, xi2;  // new direction: a point uniform in the unit disk (rejection)
       do {

@@ -59,8 +59,9 @@ __global__ void transport(Physics ph, unsigned batches, unsigned long long* rows
 
       const float r = sqrtf(x * x + y * y + z * z) * ph.shells_per_mfp;
       const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
-      my_heat[shell * threads] += ph.absorbed * weight;
-      weight *= ph.albedo;
+      const float kept = weight * ph.albedo;  // deposit exactly the weight lost
+      my_heat[shell * threads] += weight - kept;
+      weight = kept;
 
       float xi1, xi2;
       do {

@@ -48,15 +48,15 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
 
 extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
 
-// Positions are in shell widths (so the shell is floor(|r|)), the direction is kept as the
-// sines and cosines it is made of, and the weight as the deposit it makes: (1 - albedo) w.
+// Positions are in shell widths (so the shell is floor(|r|)) and the direction is kept as
+// the sines and cosines it is made of.
 struct Photon {
   float x, y, z;
   float sin_theta, cos_phi, sin_phi, cos_theta;
-  float deposit;
+  float weight;
 };
 
-__device__ Photon launch(const Physics& ph) { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, ph.absorbed}; }
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 1.0f}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
@@ -65,15 +65,15 @@ __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u 
 __device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends (its deposit becomes 0).
+// again uniform on (0, 1]. Returns false when the photon ends (its weight becomes 0).
 __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.deposit >= ph.deposit_threshold) return true;
+  if (p.weight >= ph.threshold) return true;
   if (xi > ph.survival) {
-    p.deposit = 0.0f;
+    p.weight = 0.0f;
     return false;
   }
   xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.deposit *= ph.inv_survival;
+  p.weight *= ph.inv_survival;
   return true;
 }
 
@@ -92,8 +92,9 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
 
   const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
   const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
-  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.deposit;
-  p.deposit *= ph.albedo;
+  const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
+  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.weight - kept;
+  p.weight = kept;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
   p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
@@ -121,7 +122,7 @@ __global__ void transport(Physics ph, unsigned batches, unsigned long long* rows
   const unsigned long long photon = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
   if (photon < ph.photons) {
     const Key key = philox_key(ph.seed);
-    Photon p = launch(ph);
+    Photon p = launch();
     for (uint32_t draw = 0;; ++draw) {
       const Counter r = philox4x32_10({{draw, uint32_t(photon), uint32_t(photon >> 32), kTagGpu}}, key);
       if (!interact(p, r.c[0], r.c[1], ph, column, threads)) break;

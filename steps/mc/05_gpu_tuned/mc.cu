@@ -50,15 +50,15 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
 
 extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
 
-// Positions are in shell widths (so the shell is floor(|r|)), the direction is kept as the
-// sines and cosines it is made of, and the weight as the deposit it makes: (1 - albedo) w.
+// Positions are in shell widths (so the shell is floor(|r|)) and the direction is kept as
+// the sines and cosines it is made of.
 struct Photon {
   float x, y, z;
   float sin_theta, cos_phi, sin_phi, cos_theta;
-  float deposit;
+  float weight;
 };
 
-__device__ Photon launch(const Physics& ph) { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, ph.absorbed}; }
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 1.0f}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
@@ -67,15 +67,15 @@ __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u 
 __device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends (its deposit becomes 0).
+// again uniform on (0, 1]. Returns false when the photon ends (its weight becomes 0).
 __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.deposit >= ph.deposit_threshold) return true;
+  if (p.weight >= ph.threshold) return true;
   if (xi > ph.survival) {
-    p.deposit = 0.0f;
+    p.weight = 0.0f;
     return false;
   }
   xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.deposit *= ph.inv_survival;
+  p.weight *= ph.inv_survival;
   return true;
 }
 
@@ -94,8 +94,9 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
 
   const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
   const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
-  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.deposit;
-  p.deposit *= ph.albedo;
+  const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
+  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.weight - kept;
+  p.weight = kept;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
   p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
@@ -135,11 +136,11 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
     Photon p[kInFlight];
     unsigned launched = 0, finished = 0;
     for (int i = 0; i < kInFlight; ++i) {
-      p[i] = launch(ph);
-      if (launched < count) ++launched; else p[i].deposit = 0.0f;
+      p[i] = launch();
+      if (launched < count) ++launched; else p[i].weight = 0.0f;
     }
     bool live[kInFlight];
-    for (int i = 0; i < kInFlight; ++i) live[i] = p[i].deposit > 0.0f;
+    for (int i = 0; i < kInFlight; ++i) live[i] = p[i].weight > 0.0f;
     while (finished < count) {
       Counter next[kInFlight / 2];  // independent of the photons: overlaps with their flights
       for (int i = 0; i < kInFlight / 2; ++i) next[i] = bits(draw++);
@@ -147,7 +148,7 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
       bool ends[kInFlight] = {};
       for (int i = 0; i < kInFlight; ++i) xi[i] = step_uniform(r[i / 2].c[2 * (i % 2)]);
       bool low = false;
-      for (int i = 0; i < kInFlight; ++i) low |= p[i].deposit < ph.deposit_threshold;
+      for (int i = 0; i < kInFlight; ++i) low |= p[i].weight < ph.threshold;
       if (low)  // rare for a lane, so one branch for all slots
         for (int i = 0; i < kInFlight; ++i) ends[i] = !roulette(p[i], xi[i], ph);
       for (int i = 0; i < kInFlight; ++i)
@@ -158,8 +159,8 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
         for (int i = 0; i < kInFlight; ++i) {
           if (!ends[i]) continue;
           finished += live[i];
-          p[i] = launch(ph);
-          if (live[i] && launched < count) ++launched; else { p[i].deposit = 0.0f; live[i] = false; }
+          p[i] = launch();
+          if (live[i] && launched < count) ++launched; else { p[i].weight = 0.0f; live[i] = false; }
         }
       }
       for (int i = 0; i < kInFlight / 2; ++i) r[i] = next[i];

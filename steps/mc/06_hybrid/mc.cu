@@ -39,15 +39,15 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
 
 extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
 
-// Positions are in shell widths (so the shell is floor(|r|)), the direction is kept as the
-// sines and cosines it is made of, and the weight as the deposit it makes: (1 - albedo) w.
+// Positions are in shell widths (so the shell is floor(|r|)) and the direction is kept as
+// the sines and cosines it is made of.
 struct Photon {
   float x, y, z;
   float sin_theta, cos_phi, sin_phi, cos_theta;
-  float deposit;
+  float weight;
 };
 
-__device__ Photon launch(const Physics& ph) { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, ph.absorbed}; }
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 1.0f}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
@@ -56,15 +56,15 @@ __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u 
 __device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends (its deposit becomes 0).
+// again uniform on (0, 1]. Returns false when the photon ends (its weight becomes 0).
 __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.deposit >= ph.deposit_threshold) return true;
+  if (p.weight >= ph.threshold) return true;
   if (xi > ph.survival) {
-    p.deposit = 0.0f;
+    p.weight = 0.0f;
     return false;
   }
   xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.deposit *= ph.inv_survival;
+  p.weight *= ph.inv_survival;
   return true;
 }
 
@@ -83,8 +83,9 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
 
   const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
   const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
-  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.deposit;
-  p.deposit *= ph.albedo;
+  const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
+  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.weight - kept;
+  p.weight = kept;
 
   // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
   p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
@@ -124,11 +125,11 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
     Photon p[kInFlight];
     unsigned launched = 0, finished = 0;
     for (int i = 0; i < kInFlight; ++i) {
-      p[i] = launch(ph);
-      if (launched < count) ++launched; else p[i].deposit = 0.0f;
+      p[i] = launch();
+      if (launched < count) ++launched; else p[i].weight = 0.0f;
     }
     bool live[kInFlight];
-    for (int i = 0; i < kInFlight; ++i) live[i] = p[i].deposit > 0.0f;
+    for (int i = 0; i < kInFlight; ++i) live[i] = p[i].weight > 0.0f;
     while (finished < count) {
       Counter next[kInFlight / 2];  // independent of the photons: overlaps with their flights
       for (int i = 0; i < kInFlight / 2; ++i) next[i] = bits(draw++);
@@ -136,7 +137,7 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
       bool ends[kInFlight] = {};
       for (int i = 0; i < kInFlight; ++i) xi[i] = step_uniform(r[i / 2].c[2 * (i % 2)]);
       bool low = false;
-      for (int i = 0; i < kInFlight; ++i) low |= p[i].deposit < ph.deposit_threshold;
+      for (int i = 0; i < kInFlight; ++i) low |= p[i].weight < ph.threshold;
       if (low)  // rare for a lane, so one branch for all slots
         for (int i = 0; i < kInFlight; ++i) ends[i] = !roulette(p[i], xi[i], ph);
       for (int i = 0; i < kInFlight; ++i)
@@ -147,8 +148,8 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
         for (int i = 0; i < kInFlight; ++i) {
           if (!ends[i]) continue;
           finished += live[i];
-          p[i] = launch(ph);
-          if (live[i] && launched < count) ++launched; else { p[i].deposit = 0.0f; live[i] = false; }
+          p[i] = launch();
+          if (live[i] && launched < count) ++launched; else { p[i].weight = 0.0f; live[i] = false; }
         }
       }
       for (int i = 0; i < kInFlight / 2; ++i) r[i] = next[i];
@@ -176,8 +177,9 @@ void cpu_photon(const Problem& p, PhiloxStream& rng, double* heat) {
 
     const float r = std::sqrt(x * x + y * y + z * z) * shells_per_mfp;  // absorb
     const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
-    heat[shell] += (1.0f - albedo) * weight;
-    weight *= albedo;
+    const float kept = weight * albedo;  // deposit exactly the weight lost (exact in float),
+    heat[shell] += weight - kept;         // so every photon deposits all of its weight
+    weight = kept;
 
     float xi1, xi2;  // new direction: a point uniform in the unit disk (rejection)
     do {
@@ -270,7 +272,7 @@ StepInfo step_info() {
   return {"06_hybrid", "CPU (OpenMP) and GPU together, exact merge", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}},
-          {{"gpu-fraction", 0.998, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)"}}};
+          {{"gpu-fraction", 0.999, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables& reals) {
