@@ -34,25 +34,42 @@ __global__ void cmpMu(const float* kx, const float* ky, const float* kz, const f
   k[m] = {kx[m], ky[m], kz[m], rMu, iMu};
 }
 
-template <int kUnroll>
+// One thread, kVoxels voxels: every sample read from the constant bank (ULDC) feeds kVoxels
+// phases, so the constant loads and the loop's own instructions per pair shrink by kVoxels.
+// A block covers kVoxels * blockDim.x consecutive voxels; a thread's voxels are blockDim.x
+// apart, so every global load and store of a warp stays one coalesced row.
+template <int kUnroll, int kVoxels>
 __global__ void cmpFhD(const float* x, const float* y, const float* z, float* rFhD, float* iFhD,
                        int numK, int numX) {
-  const int n = blockIdx.x * blockDim.x + threadIdx.x;
-  if (n >= numX) return;
-  const float xn_r = 2 * kPi * x[n], yn_r = 2 * kPi * y[n], zn_r = 2 * kPi * z[n];
-  float rFhDn_r = rFhD[n], iFhDn_r = iFhD[n];
+  const int first = blockIdx.x * blockDim.x * kVoxels + threadIdx.x;
+  float xn_r[kVoxels], yn_r[kVoxels], zn_r[kVoxels], rFhDn_r[kVoxels], iFhDn_r[kVoxels];
+#pragma unroll
+  for (int v = 0; v < kVoxels; ++v) {
+    const int n = min(first + v * int(blockDim.x), numX - 1);  // past the end: computed, not stored
+    xn_r[v] = 2 * kPi * x[n]; yn_r[v] = 2 * kPi * y[n]; zn_r[v] = 2 * kPi * z[n];
+    rFhDn_r[v] = rFhD[n]; iFhDn_r[v] = iFhD[n];
+  }
 #pragma unroll kUnroll
   for (int m = 0; m < numK; ++m) {
-    const float expFhD = k_c[m].kx * xn_r + k_c[m].ky * yn_r + k_c[m].kz * zn_r;
-    float sArg, cArg;
-    __sincosf(expFhD, &sArg, &cArg);
-    rFhDn_r += k_c[m].rMu * cArg;
-    rFhDn_r -= k_c[m].iMu * sArg;
-    iFhDn_r += k_c[m].iMu * cArg;
-    iFhDn_r += k_c[m].rMu * sArg;
+#pragma unroll
+    for (int v = 0; v < kVoxels; ++v) {
+      const float expFhD = k_c[m].kx * xn_r[v] + k_c[m].ky * yn_r[v] + k_c[m].kz * zn_r[v];
+      float sArg, cArg;
+      __sincosf(expFhD, &sArg, &cArg);
+      rFhDn_r[v] += k_c[m].rMu * cArg;
+      rFhDn_r[v] -= k_c[m].iMu * sArg;
+      iFhDn_r[v] += k_c[m].iMu * cArg;
+      iFhDn_r[v] += k_c[m].rMu * sArg;
+    }
   }
-  rFhD[n] = rFhDn_r;
-  iFhD[n] = iFhDn_r;
+#pragma unroll
+  for (int v = 0; v < kVoxels; ++v) {
+    const int n = first + v * blockDim.x;
+    if (n < numX) {
+      rFhD[n] = rFhDn_r[v];
+      iFhD[n] = iFhDn_r[v];
+    }
+  }
 }
 
 // Device-to-device copy of `count` samples into k_c, ordered on the default stream after the
@@ -63,21 +80,41 @@ void to_constant(const KSample* from, int count) {
 
 using FhDKernel = void (*)(const float*, const float*, const float*, float*, float*, int, int);
 
+template <int kVoxels>
 FhDKernel kernel_for(int unroll) {
   switch (unroll) {
-    case 1: return cmpFhD<1>;
-    case 2: return cmpFhD<2>;
-    case 4: return cmpFhD<4>;
-    case 8: return cmpFhD<8>;
-    case 16: return cmpFhD<16>;
+    case 1: return cmpFhD<1, kVoxels>;
+    case 2: return cmpFhD<2, kVoxels>;
+    case 4: return cmpFhD<4, kVoxels>;
+    case 8: return cmpFhD<8, kVoxels>;
+    case 16: return cmpFhD<16, kVoxels>;
   }
   throw core::UsageError("--unroll " + std::to_string(unroll) + ": must be 1, 2, 4, 8 or 16");
 }
 
+FhDKernel kernel_for(int unroll, int voxels) {
+  switch (voxels) {
+    case 1: return kernel_for<1>(unroll);
+    case 2: return kernel_for<2>(unroll);
+    case 4: return kernel_for<4>(unroll);
+    case 8: return kernel_for<8>(unroll);
+  }
+  throw core::UsageError("--voxels " + std::to_string(voxels) + ": must be 1, 2, 4 or 8");
+}
+
 class FhDStep final : public Step {
  public:
-  FhDStep(int threads, int unroll, int chunk)
-      : threads_(threads), chunk_(chunk), cmpFhD_(kernel_for(unroll)) {}
+  FhDStep(int threads, int unroll, int chunk, int voxels)
+      : threads_(threads), chunk_(chunk), voxels_(voxels), cmpFhD_(kernel_for(unroll, voxels)) {
+    // More voxels per thread, more registers: 8 voxels take 80, too many for 1024 threads.
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, cmpFhD_));
+    if (threads > attr.maxThreadsPerBlock)
+      throw core::UsageError("--threads " + std::to_string(threads) + " with --voxels " +
+                             std::to_string(voxels) + ": the kernel uses " +
+                             std::to_string(attr.numRegs) + " registers per thread, at most " +
+                             std::to_string(attr.maxThreadsPerBlock) + " threads per block");
+  }
   void load(const Inputs& in) override {
     dev_.upload(in);
     k_.resize(in.numK);
@@ -94,9 +131,8 @@ class FhDStep final : public Step {
     for (int first = 0; first < d.numK; first += chunk_) {
       const int count = std::min(chunk_, d.numK - first);
       to_constant(k_.data() + first, count);
-      cmpFhD_<<<blocks_for(d.numX, threads_), threads_>>>(d.x.data(), d.y.data(), d.z.data(),
-                                                          d.rFhD.data(), d.iFhD.data(), count,
-                                                          d.numX);
+      cmpFhD_<<<blocks_for(d.numX, threads_ * voxels_), threads_>>>(
+          d.x.data(), d.y.data(), d.z.data(), d.rFhD.data(), d.iFhD.data(), count, d.numX);
       CUDA_CHECK_LAUNCH();
     }
   }
@@ -104,7 +140,7 @@ class FhDStep final : public Step {
   void store(float* outR, float* outI) override { dev_.download(outR, outI); }
 
  private:
-  int threads_, chunk_;
+  int threads_, chunk_, voxels_;
   FhDKernel cmpFhD_;
   DeviceProblem dev_;
   DeviceArray<KSample> k_;
@@ -117,12 +153,13 @@ StepInfo step_info() {
           Accuracy::fast,
           {{"threads", 512, 32, 1024, "Threads per block"},
            {"unroll", 16, 1, 16, "Unroll factor of the sample loop: 1, 2, 4, 8 or 16"},
-           {"chunk", 2048, 1, kMaxChunk, "Samples per launch (at most 3276: 64 KB of constant memory)"}}};
+           {"chunk", 3276, 1, kMaxChunk, "Samples per launch (at most 3276: 64 KB of constant memory)"},
+           {"voxels", 4, 1, 8, "Voxels per thread: 1, 2, 4 or 8"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) {
   return std::make_unique<FhDStep>(int(core::tunable(t, "threads")), int(core::tunable(t, "unroll")),
-                                   int(core::tunable(t, "chunk")));
+                                   int(core::tunable(t, "chunk")), int(core::tunable(t, "voxels")));
 }
 
 }  // namespace mri
