@@ -87,17 +87,13 @@ std::string sources_line(const std::vector<const Record*>& rows) {
   return line;
 }
 
-// "commit `abc1234`, 2026-11-21" for a set of records (a sweep) that ran on one machine.
-std::string provenance(const std::vector<const Record*>& rows) {
-  std::set<std::string> commits, dates;
-  for (const Record* r : rows) {
-    commits.insert(r->commit());
+// "2026-11-21", or "2026-11-21 to 2026-11-22", for records such as a sweep's points.
+std::string date_range(const std::vector<const Record*>& rows) {
+  std::set<std::string> dates;
+  for (const Record* r : rows)
     if (!r->time().empty()) dates.insert(date_of(r->time()));
-  }
-  std::string line = commits.size() == 1 ? "commit " : "commits ";
-  for (auto it = commits.begin(); it != commits.end(); ++it) line += (it == commits.begin() ? "`" : ", `") + *it + "`";
-  if (!dates.empty()) line += ", " + *dates.begin() + (dates.size() > 1 ? " to " + *dates.rbegin() : "");
-  return line;
+  if (dates.empty()) return "undated";
+  return *dates.begin() + (dates.size() > 1 ? " to " + *dates.rbegin() : "");
 }
 
 // Speedup of `r` over `base`: the ratio of throughputs (the same as the ratio of times when
@@ -351,7 +347,7 @@ class Writer {
   void tuning(const Track& info, const TuneSweep& s) {
     std::string heading = s.step;  // plain text: it titles the figures too
     if (!s.variant.empty()) heading += ", " + info.variant_label(s.variant);
-    heading += ", problem " + s.problem + ", " + s.where;
+    heading += ", problem " + s.problem + ", " + s.where + ", commit " + s.commit;
     md_ << "#### " << heading << "\n\n";
     size_t failed = 0;
     for (const Record* r : s.points) failed += !passed(*r);
@@ -360,7 +356,7 @@ class Writer {
       md_ << " over ";
       for (size_t i = 0; i < s.axes.size(); ++i) md_ << (i ? " x " : "") << s.axes[i];
     }
-    md_ << " (" << provenance(s.points) << ")";
+    md_ << " (" << date_range(s.points) << ")";
     if (failed) md_ << "; " << (failed == 1 ? "1 point" : std::to_string(failed) + " points")
                     << " failed validation (left out)";
     md_ << ".\n\n";
@@ -378,7 +374,7 @@ class Writer {
     std::vector<std::string> map_axes = s.axes;
     const bool chunk_lines = info.id == "mri" && std::count(s.axes.begin(), s.axes.end(), "chunk") && s.axes.size() >= 2;
     if (chunk_lines && map_axes.size() >= 3) map_axes.erase(std::find(map_axes.begin(), map_axes.end(), "chunk"));
-    const std::string base = s.track + "-" + s.step + "-" + s.variant + "-" + s.problem + "-" + s.where;
+    const std::string base = s.track + "-" + s.step + "-" + s.variant + "-" + s.problem + "-" + s.where + "-" + s.commit;
     if (map_axes.size() == 1) {
       one_axis(s, map_axes[0], heading, base);
     } else {

@@ -179,7 +179,7 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
   std::map<std::vector<std::string>, std::vector<const Record*>> groups;
   for (const Record& r : records)
     if (r.track() == track && r.tag() == "tune")
-      groups[{r.step(), variant_of(info, r), r.problem(), r.where()}].push_back(&r);
+      groups[{r.step(), variant_of(info, r), r.problem(), r.where(), r.commit()}].push_back(&r);
 
   std::vector<TuneSweep> out;
   for (const auto& [key, group] : groups) {
@@ -188,7 +188,7 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
       if (r->data.contains("params"))
         for (const auto& p : r->data["params"].items())
           if (p.value().is_number()) values[p.key()].insert(p.value().get<double>());
-    TuneSweep s{track, key[0], key[1], key[2], key[3], {}, {}};
+    TuneSweep s{track, key[0], key[1], key[2], key[3], key[4], {}, {}};
     for (const auto& [name, set] : values)
       if (set.size() > 1) s.axes.push_back(name);
     std::sort(s.axes.begin(), s.axes.end(),
@@ -203,11 +203,18 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
     std::sort(s.points.begin(), s.points.end(), [](const Record* a, const Record* b) { return a->order < b->order; });
     out.push_back(std::move(s));
   }
-  std::stable_sort(out.begin(), out.end(), [](const TuneSweep& a, const TuneSweep& b) {
+  auto newest = [](const TuneSweep& s) {
+    const Record* n = s.points.front();
+    for (const Record* r : s.points)
+      if (r->newer_than(*n)) n = r;
+    return n;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const TuneSweep& a, const TuneSweep& b) {
     if (a.step != b.step) return a.step < b.step;
     if (a.variant != b.variant) return ordered_before(kVariantOrder, a.variant, b.variant);
     if (a.problem != b.problem) return ordered_before(kProblemOrder, a.problem, b.problem);
-    return a.where < b.where;
+    if (a.where != b.where) return a.where < b.where;
+    return newest(a)->newer_than(*newest(b));
   });
   return out;
 }

@@ -43,8 +43,10 @@ struct Ladder {
 };
 std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track);
 
+// One sweep per commit: points measured on different versions of a step's code are not
+// comparable, so each version's sweep is shown on its own, newest first.
 struct TuneSweep {
-  std::string track, step, variant, problem, where;
+  std::string track, step, variant, problem, where, commit;
   std::vector<std::string> axes;    // params that vary, in a fixed order (threads first)
   std::vector<const Record*> points;  // newest per combination of axis values
 };

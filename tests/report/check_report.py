@@ -101,7 +101,7 @@ def mode_tables(exe, fixtures):
         q = section(md, "### Q, problem small (1000000 samples x 1000 voxels), CPU only")
         check("PSNR" not in q, "a column no row has is left out")
 
-        tune = section(md, "#### 08_tuned, F^H d, problem small, NVIDIA H100 80GB HBM3")
+        tune = section(md, "#### 08_tuned, F^H d, problem small, NVIDIA H100 80GB HBM3, commit fix0002")
         check("8 points over threads x unroll x chunk" in tune, "tuning axes found in params")
         check("1 point failed validation (left out)" in tune, "failed tuning point reported")
         check("Best point: threads 256, unroll 4, chunk 4096: 1.000 ms, 1.000 T pairs/s (50.0 % of the ceiling)" in tune,
