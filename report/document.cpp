@@ -115,8 +115,8 @@ bool passed(const Record& r) { return r.data["validation"]["pass"].get<bool>(); 
 
 class Writer {
  public:
-  Writer(const std::vector<Record>& records, const std::string& render_note)
-      : records_(records), probes_(newest_probes(records)), render_note_(render_note) {}
+  Writer(const std::vector<Record>& records, const Grids& grids, const std::string& render_note)
+      : records_(records), grids_(grids), probes_(newest_probes(records)), render_note_(render_note) {}
 
   Document run(const std::vector<Input>& inputs) {
     header(inputs);
@@ -143,6 +143,15 @@ class Writer {
       md_ << (i ? ", " : "") << "`" << inputs[i].name << "` (" << count[inputs[i].name] << ")";
     md_ << ".\nThe same records always give this same file; `./stepwise report` regenerates it with this\n"
            "machine's runs added.\n\n";
+    std::map<std::string, size_t> archived;  // tag -> records
+    for (const Record& r : records_)
+      if (role_of(r) == Role::archived) ++archived[r.track() + " `" + r.tag() + "`"];
+    if (!archived.empty()) {
+      md_ << "Kept as evidence and not drawn: ";
+      size_t i = 0;
+      for (const auto& [what, n] : archived) md_ << (i++ ? ", " : "") << n << (n == 1 ? " record " : " records ") << what;
+      md_ << ".\n\n";
+    }
     if (!render_note_.empty()) md_ << kNotRenderedMarker << " " << render_note_ << "\n\n";
     if (records_.empty()) return;
     md_ << "How to read the ladders. *time*: median of the timed runs of the step's compute phase\n"
@@ -212,7 +221,7 @@ class Writer {
     md_ << "## " << track << ": " << info.title << "\n\n";
     if (!info.ceiling_text.empty()) md_ << "Ceiling: " << info.ceiling_text << ".\n\n";
     for (const Ladder& l : ladders(records_, track)) ladder(info, l);
-    const auto sweeps = tune_sweeps(records_, track);
+    const auto sweeps = tune_sweeps(records_, track, grids_);
     if (!sweeps.empty()) md_ << "### Tuning sweeps\n\n";
     for (const TuneSweep& s : sweeps) tuning(info, s);
     const auto sizes = size_sweeps(records_, track);
@@ -500,6 +509,7 @@ class Writer {
   }
 
   const std::vector<Record>& records_;
+  const Grids& grids_;
   const Probes probes_;
   const std::string render_note_;
   std::ostringstream md_;
@@ -510,8 +520,8 @@ class Writer {
 }  // namespace
 
 Document build_document(const std::vector<Record>& records, const std::vector<Input>& inputs,
-                        const std::string& render_note) {
-  return Writer(records, render_note).run(inputs);
+                        const Grids& grids, const std::string& render_note) {
+  return Writer(records, grids, render_note).run(inputs);
 }
 
 }  // namespace report

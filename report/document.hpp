@@ -16,7 +16,7 @@ struct Document {
 
 // `render_note` is empty when the figures will be rendered, else one sentence saying why not.
 Document build_document(const std::vector<Record>& records, const std::vector<Input>& inputs,
-                        const std::string& render_note);
+                        const Grids& grids, const std::string& render_note);
 
 // The line build_document writes when the plots are not rendered starts with this, so that a
 // check of a committed report can tell that line from the results.

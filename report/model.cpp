@@ -46,9 +46,6 @@ const std::vector<std::string> kVariantOrder = {"fhd", "q", "recon"};
 const std::vector<std::string> kProblemOrder = {"tiny", "small", "large"};
 const std::vector<std::string> kAxisOrder = {"threads", "unroll", "chunk"};
 
-bool ladder_record(const Record& r, const std::string& track) {
-  return r.track() == track && r.tag() != "tune" && r.tag() != "sizes";
-}
 
 void keep_newest(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
   auto [it, inserted] = newest.emplace(key, &r);
@@ -72,6 +69,15 @@ std::string Track::variant_label(const std::string& value) const {
   }
   if (!variant_key.empty() && !value.empty() && value != "recon") return variant_key + " " + value;
   return value;
+}
+
+Role role_of(const Record& r) {
+  if (r.track() == "probe") return Role::probe;
+  const std::string tag = r.tag();
+  if (tag == "tune") return Role::tune;
+  if (tag == "sizes") return Role::sizes;
+  if (tag.rfind("tune", 0) == 0 || tag.rfind("sizes", 0) == 0) return Role::archived;
+  return Role::ladder;
 }
 
 const Track& track_info(const std::string& id) {
@@ -143,7 +149,7 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
   // (variant, problem) -> the records of that table family
   std::map<std::pair<std::string, std::string>, std::vector<const Record*>> families;
   for (const Record& r : records)
-    if (ladder_record(r, track)) families[{variant_of(info, r), r.problem()}].push_back(&r);
+    if (r.track() == track && role_of(r) == Role::ladder) families[{variant_of(info, r), r.problem()}].push_back(&r);
 
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& f : families) keys.push_back(f.first);
@@ -174,11 +180,30 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
   return out;
 }
 
-std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track) {
+namespace {
+
+// Whether `candidate` takes one value for each combination of the `kept` axes' values.
+bool determined_by(const std::vector<const Record*>& points, const std::vector<std::string>& kept,
+                   const std::string& candidate) {
+  std::map<std::string, std::set<double>> values;
+  for (const Record* r : points) {
+    std::string key;
+    for (const std::string& a : kept) key += text_at(r->data, "params." + a).value_or("-") + "/";
+    if (auto v = number_at(r->data, "params." + candidate)) values[key].insert(*v);
+  }
+  for (const auto& v : values)
+    if (v.second.size() > 1) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track,
+                                   const Grids& grids) {
   const Track& info = track_info(track);
   std::map<std::vector<std::string>, std::vector<const Record*>> groups;
   for (const Record& r : records)
-    if (r.track() == track && r.tag() == "tune")
+    if (r.track() == track && role_of(r) == Role::tune)
       groups[{r.step(), variant_of(info, r), r.problem(), r.where(), r.commit()}].push_back(&r);
 
   std::vector<TuneSweep> out;
@@ -189,10 +214,19 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
         for (const auto& p : r->data["params"].items())
           if (p.value().is_number()) values[p.key()].insert(p.value().get<double>());
     TuneSweep s{track, key[0], key[1], key[2], key[3], key[4], {}, {}};
+    const auto grid = grids.find(track + "/" + s.step);
+    auto in_grid = [&](const std::string& name) {
+      return grid != grids.end() && std::count(grid->second.begin(), grid->second.end(), name) > 0;
+    };
+    std::vector<std::string> candidates;
     for (const auto& [name, set] : values)
-      if (set.size() > 1) s.axes.push_back(name);
-    std::sort(s.axes.begin(), s.axes.end(),
-              [](const std::string& a, const std::string& b) { return ordered_before(kAxisOrder, a, b); });
+      if (set.size() > 1) candidates.push_back(name);
+    std::sort(candidates.begin(), candidates.end(), [&](const std::string& a, const std::string& b) {
+      if (in_grid(a) != in_grid(b)) return in_grid(a);
+      return ordered_before(kAxisOrder, a, b);
+    });
+    for (const std::string& c : candidates)
+      if (s.axes.empty() || !determined_by(group, s.axes, c)) s.axes.push_back(c);
     std::map<std::string, const Record*> newest;
     for (const Record* r : group) {
       std::string combination;
@@ -224,7 +258,7 @@ std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std
   // variant -> (step, where) -> count -> newest
   std::map<std::string, std::map<std::pair<std::string, std::string>, std::map<double, const Record*>>> groups;
   for (const Record& r : records) {
-    if (r.track() != track || r.tag() != "sizes") continue;
+    if (r.track() != track || role_of(r) != Role::sizes) continue;
     auto& points = groups[variant_of(info, r)][{r.step(), r.where()}];
     const double count = *number_at(r.data, "work.count");
     auto [it, inserted] = points.emplace(count, &r);

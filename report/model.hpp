@@ -26,6 +26,12 @@ const Track& track_info(const std::string& id);
 // Tracks in teaching order (mri, mc, epic, ae), then any other track alphabetically.
 std::vector<std::string> track_order(const std::vector<Record>& records);
 
+// What a record is to the report, by track and tag: "tune" points and "sizes" sweeps are
+// drawn as such; another tag that starts with "tune" or "sizes" (e.g. "tune-before-flush")
+// marks a sweep kept as evidence, not drawn; any other record is a ladder row.
+enum class Role { probe, ladder, tune, sizes, archived };
+Role role_of(const Record& r);
+
 // The newest probe record per device name.
 using Probes = std::map<std::string, const Record*>;
 Probes newest_probes(const std::vector<Record>& records);
@@ -47,10 +53,14 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
 // comparable, so each version's sweep is shown on its own, newest first.
 struct TuneSweep {
   std::string track, step, variant, problem, where, commit;
-  std::vector<std::string> axes;    // params that vary, in a fixed order (threads first)
+  std::vector<std::string> axes;    // independent params that vary: the grid's keys first
   std::vector<const Record*> points;  // newest per combination of axis values
 };
-std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track);
+// Axes: the params that vary over the sweep, the grid's keys first (sweep.json, when `grids`
+// has the step), without params that the axes before them determine (e.g. a block count
+// derived from threads and photons per thread).
+std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std::string& track,
+                                   const Grids& grids);
 
 struct SizeSweep {
   std::string track, variant;

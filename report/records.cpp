@@ -61,6 +61,27 @@ std::vector<Input> results_folder(const std::string& dir) {
   return inputs;
 }
 
+Grids load_grids(const std::string& steps_dir) {
+  Grids grids;
+  std::error_code ec;
+  if (steps_dir.empty() || !fs::is_directory(steps_dir, ec)) return grids;
+  for (const auto& track : fs::directory_iterator(steps_dir)) {
+    if (!track.is_directory()) continue;
+    for (const auto& step : fs::directory_iterator(track.path())) {
+      const fs::path sweep = step.path() / "sweep.json";
+      if (!fs::is_regular_file(sweep, ec)) continue;
+      std::ifstream in(sweep);
+      // ordered_json keeps the grid's keys in the order the file lists them.
+      const auto j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded() || !j.is_object() || !j.contains("grid") || !j["grid"].is_object())
+        throw core::UsageError(sweep.string() + ": not a sweep (want {\"args\": [...], \"grid\": {...}})");
+      auto& keys = grids[track.path().filename().string() + "/" + step.path().filename().string()];
+      for (const auto& item : j["grid"].items()) keys.push_back(item.key());
+    }
+  }
+  return grids;
+}
+
 namespace {
 
 // What the report needs beyond core::check_record: the per-track fields it draws from.

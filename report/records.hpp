@@ -1,6 +1,7 @@
 // Reading results records (DESIGN.md, "Results record") for the report: every line of every
 // input file is parsed and checked; a malformed line stops the report with file:line.
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -45,6 +46,12 @@ std::vector<Input> results_folder(const std::string& dir);
 // Reads and checks every line (blank lines are skipped). Throws core::UsageError
 // "file:line: what is wrong" on the first malformed line, or when a file cannot be read.
 std::vector<Record> load(const std::vector<Input>& inputs);
+
+// The tuning grids of the steps that have one: "track/step" -> the grid's keys in the order
+// sweep.json lists them (steps/<track>/<NN_name>/sweep.json, see the tuning contract). A
+// missing folder gives none; an unreadable sweep.json is a usage error naming it.
+using Grids = std::map<std::string, std::vector<std::string>>;
+Grids load_grids(const std::string& steps_dir);
 
 // Numeric field by dotted path ("params.threads"), when present and a number.
 std::optional<double> number_at(const json& j, const std::string& path);

@@ -3,6 +3,7 @@
 the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rendering check).
 
   check_report.py tables    EXE FIXTURES   ladder, ceiling, tuning and size tables from fixtures
+                                           (FIXTURES/results, with the sweep grids of FIXTURES/steps)
   check_report.py render    EXE FIXTURES   gnuplot renders every figure to a non-empty PNG
   check_report.py malformed EXE FIXTURES FILE WHERE   exit 2 with FILE:LINE on stderr
   check_report.py missing   EXE FIXTURES   missing inputs: exit 2 naming the path
@@ -64,8 +65,10 @@ def figures_of(text):
 def mode_tables(exe, fixtures):
     tmp = tempfile.mkdtemp()
     try:
-        md = generate(exe, os.path.join(fixtures, "results"), tmp, "--no-render")
-        check("33 records" in md, "all 33 fixture records read (blank lines skipped)")
+        steps = ["--steps", os.path.join(fixtures, "steps")]
+        md = generate(exe, os.path.join(fixtures, "results"), tmp, "--no-render", *steps)
+        check("34 records" in md, "all 34 fixture records read (blank lines skipped)")
+        check("Kept as evidence and not drawn: 1 record newtrack `tune-old`." in md, "tune-* records are set aside")
         check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
 
         ceil = section(md, "## Measured ceilings")
@@ -114,10 +117,12 @@ def mode_tables(exe, fixtures):
         check(row(mc, "04_gpu_rng")[4:8] == ["1000x", "1000x", "1.049 M", "n/a"], "mc row, ceiling n/a")
         check("heat-profile.png" in mc, "heat profile figure")
         check("| 1048576 | 40.00 k | 5.000 M |" in mc, "photons/ms against photons table")
+        check("6 points over threads x photons-per-thread (" in mc, "the grid's keys are the axes, derived params are not")
         check("Best point: threads 512, photons-per-thread 256" in mc, "mc tuning best point")
 
         other = section(md, "## newtrack: newtrack")
-        check(row(other, "01_fast")[8] == "**FAIL**", "failed validation shown")
+        check(row(other, "01_fast")[2:4] + row(other, "01_fast")[8:9] == ["5.000", "7.500", "**FAIL**"],
+              "failed validation shown; the newer tune-old record is not a ladder row")
 
         names = figures_of(md)
         check(len(names) == 11, f"11 figures referenced, got {len(names)}")
@@ -131,7 +136,7 @@ def mode_tables(exe, fixtures):
         # Deterministic: a second run gives the same bytes.
         tmp2 = tempfile.mkdtemp()
         try:
-            check(generate(exe, os.path.join(fixtures, "results"), tmp2, "--no-render") == md, "REPORT.md reproducible")
+            check(generate(exe, os.path.join(fixtures, "results"), tmp2, "--no-render", *steps) == md, "REPORT.md reproducible")
             for n in sorted(os.listdir(os.path.join(tmp, "figures"))):
                 with open(os.path.join(tmp, "figures", n), "rb") as a, open(os.path.join(tmp2, "figures", n), "rb") as b:
                     check(a.read() == b.read(), f"figures/{n} reproducible")
@@ -183,6 +188,12 @@ def mode_missing(exe, fixtures):
         check(p.returncode == 2 and "gone.jsonl" in p.stderr, f"missing extra file: {p.returncode} {p.stderr!r}")
         p = run(exe, "--no-such-flag")
         check(p.returncode == 2 and "no-such-flag" in p.stderr, f"unknown flag: {p.returncode} {p.stderr!r}")
+        bad = os.path.join(tmp, "steps", "mc", "05_x")
+        os.makedirs(bad)
+        with open(os.path.join(bad, "sweep.json"), "w") as f:
+            f.write('{"args": [], "grid": [1, 2]}\n')
+        p = run(exe, "--results", os.path.join(fixtures, "results"), "--steps", os.path.join(tmp, "steps"), "--out", tmp)
+        check(p.returncode == 2 and "05_x/sweep.json" in p.stderr, f"bad sweep.json: {p.returncode} {p.stderr!r}")
         empty = os.path.join(tmp, "empty")
         os.mkdir(empty)
         md = generate(exe, empty, os.path.join(tmp, "out"), "--no-render")
