@@ -5,6 +5,7 @@
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
 // Each kernel keeps many independent dependency chains per thread so that latency is
 // hidden and the unit itself is the limit; each is timed with CUDA events, best of several.
+#include <cmath>
 #include <cstdio>
 
 #include "cli.hpp"
@@ -113,6 +114,8 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dst));
   CUDA_CHECK(cudaFree(sink));
 
+  for (double rate : {sfu_per_s, flop_per_s, copy_bytes_per_s})
+    if (!(rate > 0) || !std::isfinite(rate)) throw core::RuntimeError("probe measured a non-positive or non-finite rate");
   const double per_sm_clk = 1e6 * device.sms * device.clock_mhz;
   if (!quiet) {
     printf("stepwise_probe on %s (%d SMs, %d MHz, sm_%s)\n", device.name.c_str(), device.sms, device.clock_mhz, device.sm.c_str());
