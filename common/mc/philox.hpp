@@ -34,15 +34,19 @@ MC_HOST_DEVICE void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32_
 #endif
 }
 
-// Ten rounds of: two 32x32->64 multiplies, the high halves xor-ed with the other words
-// and the round key; the key is bumped by the Weyl constants between rounds.
-MC_HOST_DEVICE Counter philox4x32_10(Counter ctr, Key key) {
+// Rounds of: two 32x32->64 multiplies, the high halves xor-ed with the other words and the
+// round key; the key is bumped by the Weyl constants between rounds. Ten is the standard
+// (cuRAND's Philox4_32_10 and every step here but 05/06); Salmon et al. find Philox4x32
+// Crush-resistant (BigCrush passes on many keys and streams) from 7 rounds on, and 05/06 use
+// 7 (their READMEs say why).
+template <int Rounds>
+MC_HOST_DEVICE Counter philox4x32(Counter ctr, Key key) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
   constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < Rounds; ++round) {
     uint32_t hi0, lo0, hi1, lo1;
     philox_mulhilo(kM0, ctr.c[0], hi0, lo0);
     philox_mulhilo(kM1, ctr.c[2], hi1, lo1);
@@ -52,6 +56,9 @@ MC_HOST_DEVICE Counter philox4x32_10(Counter ctr, Key key) {
   }
   return ctr;
 }
+
+MC_HOST_DEVICE Counter philox4x32_10(Counter ctr, Key key) { return philox4x32<10>(ctr, key); }
+MC_HOST_DEVICE Counter philox4x32_7(Counter ctr, Key key) { return philox4x32<7>(ctr, key); }
 
 MC_HOST_DEVICE Key philox_key(uint64_t seed) { return {{uint32_t(seed), uint32_t(seed >> 32)}}; }
 

@@ -37,6 +37,26 @@ TEST(Philox, MatchesPublishedKnownAnswers) {
   }
 }
 
+TEST(Philox, SevenRoundsMatchPublishedKnownAnswers) {
+  // Random123's kat_vectors for philox4x32-7 (05/06's in-kernel generator).
+  struct Kat {
+    Counter ctr;
+    Key key;
+    Counter want;
+  };
+  const Kat kats[] = {
+      {{{0, 0, 0, 0}}, {{0, 0}}, {{0x5f6fb709u, 0x0d893f64u, 0x4f121f81u, 0x4f730a48u}}},
+      {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, {{0xffffffffu, 0xffffffffu}},
+       {{0x5207ddc2u, 0x45165e59u, 0x4d8ee751u, 0x8c52f662u}}},
+      {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, {{0xa4093822u, 0x299f31d0u}},
+       {{0x4dfccabau, 0x190a87f0u, 0xc47362bau, 0xb6b5242au}}},
+  };
+  for (const Kat& k : kats) {
+    const Counter got = philox4x32_7(k.ctr, k.key);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got.c[i], k.want.c[i]) << "word " << i;
+  }
+}
+
 TEST(Philox, UniformIsNeverZeroAndReachesOne) {
   EXPECT_GT(uniform_0_1(0u), 0.0f);
   EXPECT_EQ(uniform_0_1(0xffffffffu), 1.0f);
