@@ -39,8 +39,8 @@ __device__ void store_block_tally(float* heat, int shells, unsigned long long* r
 
 extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
 
-// Positions are in shell widths (so the shell is floor(|r|)) and the direction is kept as
-// the sines and cosines it is made of.
+// Positions are in units of ln 2 / mu_t, so that a step is just log2(xi) (see fly), and the
+// direction is kept as the sines and cosines it is made of.
 struct Photon {
   float x, y, z;
   float sin_theta, cos_phi, sin_phi, cos_theta;
@@ -55,57 +55,75 @@ __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u 
 // The step's uniform: 1.m - 1 + 2^-24, in (0, 1) (so the step is never 0 either).
 __device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
-// The roulette, decided by the step's own uniform xi: survive if xi <= p, and then xi / p is
-// again uniform on (0, 1]. Returns false when the photon ends (its weight becomes 0).
-__device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
-  if (p.weight >= ph.threshold) return true;
-  if (xi > ph.survival) {
-    p.weight = 0.0f;
-    return false;
-  }
-  xi = fminf(xi * ph.inv_survival, 1.0f);
-  p.weight *= ph.inv_survival;
-  return true;
+// sqrt on the SFU in one instruction (MUFU.SQRT); sqrtf is the IEEE sequence.
+__device__ float sqrt_approx(float x) {
+  float root;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(x));
+  return root;
 }
 
-// Fly log2(xi) * step_scale, deposit into the thread's column (column = threadIdx.x -
-// 2^23 threads, see below), scatter with the bits a, b (their low 9 bits each make phi).
-// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and rsqrt,
-// sqrt(q) is q rsqrt(q), and floor(s) for 0 <= s < 2^23 is the mantissa of s + 2^23 added
-// rounding toward zero (the float's bits are 0x4b000000 + floor(s)).
-__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph,
-                                   unsigned column, int threads) {
-  const float t = __log2f(xi) * ph.step_scale;
+// What the inner loop needs besides Physics, derived once per thread.
+struct Derived {
+  float shells_per_unit;   // -step_scale: a distance in the units above -> shell widths
+  unsigned last_shell;     // float bits of 2^23 + (shells - 1)
+  unsigned row_bytes;      // bytes between two shells of a column: 4 x threads
+  unsigned column_bytes;   // this thread's column, less 2^23 rows (see fly_absorb_scatter)
+  float survival, inv_survival, inv_end;  // p, 1 / p, 1 / (1 - p) of the roulette
+  unsigned count;          // photons of this thread
+};
+
+// The roulette, decided by the step's own uniform xi. Survive if xi <= p: weight / p, and
+// xi / p is again uniform on (0, 1]. Otherwise the photon ends and the slot launches the
+// thread's next photon at once (weight 0 when there is none: the slot retires), flown with
+// (xi - p) / (1 - p), again uniform on (0, 1] given xi > p. The new photon keeps the
+// direction its predecessor had just drawn: isotropic and independent of everything the new
+// photon draws, so the source is still an isotropic point (tiny_mc starts along z; in an
+// infinite medium only |r| is tallied, and both give the same distribution of it).
+__device__ void roulette(Photon& p, float& xi, float& waiting, const Physics& ph, const Derived& dv) {
+  if (xi <= dv.survival) {
+    p.weight *= dv.inv_survival;
+    xi = fminf(xi * dv.inv_survival, 1.0f);
+  } else {
+    p.weight = fminf(waiting, 1.0f);  // the thread's next photon; 0 when none is waiting
+    waiting -= p.weight;
+    p.x = p.y = p.z = 0.0f;
+    xi = fminf((xi - dv.survival) * dv.inv_end, 1.0f);
+  }
+}
+
+// Fly log2(xi) <= 0 units: backwards along the direction, which is as isotropic as the
+// direction itself. Deposit into the thread's column, scatter with the bits a, b.
+// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and sqrt,
+// and floor(r k) for 0 <= r k < 2^23 is the mantissa of r k + 2^23 computed rounding toward
+// zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the shell's byte offset in the
+// column is those bits times row_bytes plus column_bytes, which already subtracts the
+// 0x4b000000 rows (32-bit arithmetic wraps).
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph, const Derived& dv) {
+  const float t = __log2f(xi);
   const float t_sin = t * p.sin_theta;
   p.x = fmaf(t_sin, p.cos_phi, p.x);
   p.y = fmaf(t_sin, p.sin_phi, p.y);
   p.z = fmaf(t, p.cos_theta, p.z);
 
-  const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
-  const float r = fminf(r2 * rsqrtf(r2), ph.last_shell);
+  const float r = sqrt_approx(p.x * p.x + p.y * p.y + p.z * p.z);
+  const unsigned shell = min(__float_as_uint(__fmaf_rz(r, dv.shells_per_unit, 8388608.0f)), dv.last_shell);
+  float& cell = *reinterpret_cast<float*>(reinterpret_cast<char*>(heat) + (shell * dv.row_bytes + dv.column_bytes));
   const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
-  heat[__float_as_uint(__fadd_rz(r, 8388608.0f)) * threads + column] += p.weight - kept;
+  cell += p.weight - kept;
   p.weight = kept;
 
-  // cos(theta) = 2 (1.m) - 3 + 2^-23: uniform on [-1 + 2^-23, 1 - 2^-23], never +-1.
-  p.cos_theta = fmaf(2.0f, one_to_two(b), -3.0f) + 0x1p-23f;
-  const float q = fmaf(-p.cos_theta, p.cos_theta, 1.0f);  // sin^2, >= 2^-23
-  p.sin_theta = q * rsqrtf(q);
-  const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
-  const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 6.28318531f, -9.42477796f);  // [-pi, pi)
+  // cos(theta) = 2 (1.m) - 3 with m = bits 1..22 of b and a last 1: (2j + 1) 2^-22 - 1,
+  // symmetric and never +-1. phi: bits 23..31 of b and 0..8 of a (one funnel shift puts
+  // them side by side), 18 bits; the step took a's top 23.
+  p.cos_theta = fmaf(2.0f, __uint_as_float((b & 0x007ffffeu) | 0x3f800001u), -3.0f);
+  p.sin_theta = sqrt_approx(fmaf(-p.cos_theta, p.cos_theta, 1.0f));
+  const uint32_t phi_bits = __funnelshift_l(b, a, 14) & 0x007fffe0u;
+  const float phi = fmaf(__uint_as_float(0x3f800000u | phi_bits), 6.28318531f, -9.42477796f);  // [-pi, pi)
   __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
-// One interaction from 64 random bits a, b. Returns false when the roulette ends the photon.
-__device__ bool interact(Photon& p, uint32_t a, uint32_t b, const Physics& ph, unsigned column, int threads) {
-  float xi = step_uniform(a);
-  if (!roulette(p, xi, ph)) return false;
-  fly_absorb_scatter(p, xi, a, b, ph, column, threads);
-  return true;
-}
-
-constexpr int kInFlight = 4;       // photons per thread at a time; 2 Philox draws per round
-constexpr unsigned kFlushRounds = 512;  // ~2,000 interactions per lane between flushes
+constexpr int kInFlight = 8;                      // photons per thread at a time
+constexpr unsigned kFlushRounds = 2048 / kInFlight;  // ~2,000 interactions per lane between flushes
 
 // A float column that keeps growing rounds every small deposit the same way (the deposits
 // are the same few values for every photon), a bias that grows with the column: measured
@@ -121,57 +139,73 @@ __device__ void flush_warp_tally(unsigned column_tid, int threads, int shells, u
   }
 }
 
+// One round: an interaction of each photon in flight, 64 random bits each (one Philox4x32-7
+// draw per two photons; the counter is (draw, thread, tag, thread >> 32): with the constant
+// tag in word 2 the first round's second multiply folds away). The roulette is a branch per
+// slot: a warp takes it when any of its 32 lanes has that slot below the threshold (1.5 % of
+// interactions: 1 - 0.985^32 = 38 % of rounds), so it is kept short.
+__device__ void transport_round(Photon (&p)[kInFlight], float& waiting, uint32_t draw, uint32_t thread_lo,
+                                uint32_t thread_hi, Key key, const Physics& ph, const Derived& dv) {
+#pragma unroll
+  for (int d = 0; d < kInFlight / 2; ++d) {
+    const Counter r = philox4x32_7({{draw + d, thread_lo, kTagGpu, thread_hi}}, key);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      Photon& q = p[2 * d + h];
+      const uint32_t a = r.c[2 * h], b = r.c[2 * h + 1];
+      float xi = step_uniform(a);
+      if (q.weight < ph.threshold) roulette(q, xi, waiting, ph, dv);
+      fly_absorb_scatter(q, xi, a, b, ph, dv);
+    }
+  }
+}
+
 __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
   const int threads = blockDim.x, tid = threadIdx.x;
   for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
-  const unsigned column = unsigned(tid) - 0x4b000000u * unsigned(threads);
   unsigned long long* row = rows + size_t(blockIdx.x % batches) * (ph.shells + 1);
 
   // This thread's photons: [first, first + count) (none for threads past the end).
   const unsigned long long thread = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
   const unsigned long long first = thread * photons_per_thread;
-  const unsigned count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
+  Derived dv;
+  dv.count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
+  dv.shells_per_unit = -ph.step_scale;
+  dv.last_shell = 0x4b000000u + unsigned(ph.shells - 1);
+  dv.row_bytes = 4u * unsigned(threads);
+  dv.column_bytes = 4u * unsigned(tid) - 0x4b000000u * dv.row_bytes;
+  dv.survival = ph.survival;
+  dv.inv_survival = ph.inv_survival;
+  dv.inv_end = 1.0f / (1.0f - ph.survival);
   const Key key = philox_key(ph.seed);
-  uint32_t draw = 0;  // one stream per thread, across its photons
-  auto bits = [&](uint32_t n) { return philox4x32_10({{n, uint32_t(thread), uint32_t(thread >> 32), kTagGpu}}, key); };
-  Counter r[kInFlight / 2];
-  for (int i = 0; i < kInFlight / 2; ++i) r[i] = bits(draw++);
-  // Slots beyond count start retired: no weight, never launched again.
+
+  // Slots beyond count start retired: no weight, never launched again. waiting counts the
+  // photons not launched yet (a float: exact, and a photon's weight is min(waiting, 1)).
   Photon p[kInFlight];
-  bool live[kInFlight];
-  unsigned launched = 0, finished = 0;
+  float waiting = float(dv.count);
   for (int i = 0; i < kInFlight; ++i) {
     p[i] = launch();
-    live[i] = launched < count;
-    if (live[i]) ++launched; else p[i].weight = 0.0f;
+    p[i].weight = fminf(waiting, 1.0f);
+    waiting -= p[i].weight;
   }
-  // The whole warp goes round together (the flush needs every lane) until its last photon ends.
-  for (unsigned round = 1; __any_sync(0xffffffffu, finished < count); ++round) {
-    Counter next[kInFlight / 2];  // independent of the photons: overlaps with their flights
-    for (int i = 0; i < kInFlight / 2; ++i) next[i] = bits(draw++);
-    float xi[kInFlight];
-    bool ends[kInFlight] = {};
-    for (int i = 0; i < kInFlight; ++i) xi[i] = step_uniform(r[i / 2].c[2 * (i % 2)]);
-    bool low = false;
-    for (int i = 0; i < kInFlight; ++i) low |= p[i].weight < ph.threshold;
-    if (low)  // rare for a lane, so one branch for all slots
-      for (int i = 0; i < kInFlight; ++i) ends[i] = !roulette(p[i], xi[i], ph);
-    for (int i = 0; i < kInFlight; ++i)
-      fly_absorb_scatter(p[i], xi[i], r[i / 2].c[2 * (i % 2)], r[i / 2].c[2 * (i % 2) + 1], ph, column, threads);
-    bool any_end = false;
-    for (int i = 0; i < kInFlight; ++i) any_end |= ends[i];
-    if (any_end) {  // count the photons that ended; launch the next ones or retire the slots
-      for (int i = 0; i < kInFlight; ++i) {
-        if (!ends[i]) continue;
-        finished += live[i];
-        p[i] = launch();
-        if (live[i] && launched < count) ++launched; else { p[i].weight = 0.0f; live[i] = false; }
-      }
-    }
-    for (int i = 0; i < kInFlight / 2; ++i) r[i] = next[i];
-    if (round % kFlushRounds == 0) flush_warp_tally(tid, threads, ph.shells, row);
+  // The whole warp goes round together (the flush needs every lane): first while any lane
+  // has photons waiting, then until its last photon ends.
+  uint32_t draw = 0;  // one stream per thread, across its photons
+  unsigned round = 0;
+  while (__any_sync(0xffffffffu, waiting > 0.0f)) {
+    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, ph, dv);
+    draw += kInFlight / 2;
+    if (++round % kFlushRounds == 0) flush_warp_tally(tid, threads, ph.shells, row);
   }
-  heat[ph.shells * threads + tid] = float(count);  // photons simulated
+  for (;;) {
+    bool flying = false;
+    for (int i = 0; i < kInFlight; ++i) flying |= p[i].weight > 0.0f;
+    if (!__any_sync(0xffffffffu, flying)) break;
+    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, ph, dv);
+    draw += kInFlight / 2;
+    if (++round % kFlushRounds == 0) flush_warp_tally(tid, threads, ph.shells, row);
+  }
+  heat[ph.shells * threads + tid] = float(dv.count);  // photons simulated
   __syncthreads();
   store_block_tally(heat, ph.shells, row);
 }
@@ -265,6 +299,7 @@ class Hybrid final : public Step {
 
   void describe(nlohmann::json& params) const override {
     params["photons_per_thread_used"] = photons_per_thread_;
+    params["photons_in_flight"] = kInFlight;
     params["blocks"] = blocks_;
     params["gpu_photons"] = ph_.photons;
     params["cpu_photons"] = cpu_photons_;
