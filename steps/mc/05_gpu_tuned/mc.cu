@@ -12,17 +12,15 @@
 // The shared-memory tallies allow 16 warps per SM, too few to hide one photon's chain of
 // dependent instructions, so each thread keeps kInFlight = 8 independent photons in flight
 // (the registers allow 128 per thread at 16 warps). What an interaction costs is then what
-// the schedulers issue and what the SFU does, so both are cut to the bone (README: the
-// counts from the SASS and ncu): Philox4x32-7 instead of -10, the shell from a table of
-// integer square roots instead of the SFU, one SFU instruction for the other square root,
-// two instructions per random float, and a roulette that relaunches in place, on a short
-// branch.
+// the schedulers issue, so it is cut to the bone (README: the count from the SASS):
+// Philox4x32-7 instead of -10, one SFU instruction per square root, the step's unit folded
+// into the shell lookup, two instructions per random float, and a roulette that relaunches
+// in place, on a short branch.
 // --threads and --photons-per-thread are the two axes of the tuning sweep (sweep.json); at
 // least 1024 blocks are launched when the photon count allows (fills the GPU and gives the
 // harness >= 1024 batches), so at small counts a thread gets fewer photons than asked
 // (recorded as photons_per_thread_used).
 #include <algorithm>
-#include <vector>
 
 #include "gpu.cuh"
 #include "philox.hpp"
@@ -80,11 +78,10 @@ __device__ float sqrt_approx(float x) {
 
 // What the inner loop needs besides Physics, derived once per thread.
 struct Derived {
-  float square_scale;         // (shell widths per unit of distance)^2
-  unsigned last_square;       // float bits of 2^23 + (shells - 1)^2
-  unsigned long long squares;  // address of shell_of_square, less 2^23 entries (see fly_absorb_scatter)
-  unsigned row_bytes;         // bytes between two shells of a column: 4 x threads
-  unsigned column_bytes;      // this thread's column: 4 x threadIdx.x
+  float shells_per_unit;   // -step_scale: a distance in the units above -> shell widths
+  unsigned last_shell;     // float bits of 2^23 + (shells - 1)
+  unsigned row_bytes;      // bytes between two shells of a column: 4 x threads
+  unsigned column_bytes;   // this thread's column, less 2^23 rows (see fly_absorb_scatter)
   float survival, inv_survival, inv_end;  // p, 1 / p, 1 / (1 - p) of the roulette
   unsigned count;          // photons of this thread
 };
@@ -110,12 +107,11 @@ __device__ void roulette(Photon& p, float& xi, float& waiting, const Physics& ph
 
 // Fly log2(xi) <= 0 units: backwards along the direction, which is as isotropic as the
 // direction itself. Deposit into the thread's column, scatter with the bits a, b.
-// The SFU (log2, sqrt, sin, cos) issues one warp instruction per 16 cycles per scheduler, the
-// limit of this loop (README), so the shell is found without a square root: floor(r) =
-// floor(sqrt(floor(r^2))), and floor(r^2) for 0 <= r^2 < 2^23 is the mantissa of r^2 + 2^23
-// computed rounding toward zero (one FMA, scaled to shell widths; its bits are 0x4b000000 +
-// floor(r^2)), which indexes a table of integer square roots (20 KB at 101 shells: the L1
-// holds it). -ftz=true (meson.build) drops the denormal fix-ups around log2 and sqrt.
+// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and sqrt,
+// and floor(r k) for 0 <= r k < 2^23 is the mantissa of r k + 2^23 computed rounding toward
+// zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the shell's byte offset in the
+// column is those bits times row_bytes plus column_bytes, which already subtracts the
+// 0x4b000000 rows (32-bit arithmetic wraps).
 __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph, const Derived& dv) {
   const float t = __log2f(xi);
   const float t_sin = t * p.sin_theta;
@@ -123,9 +119,8 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
   p.y = fmaf(t_sin, p.sin_phi, p.y);
   p.z = fmaf(t, p.cos_theta, p.z);
 
-  const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
-  const unsigned square = min(__float_as_uint(__fmaf_rz(r2, dv.square_scale, 8388608.0f)), dv.last_square);
-  const unsigned shell = __ldg(reinterpret_cast<const unsigned short*>(dv.squares + 2ull * square));
+  const float r = sqrt_approx(p.x * p.x + p.y * p.y + p.z * p.z);
+  const unsigned shell = min(__float_as_uint(__fmaf_rz(r, dv.shells_per_unit, 8388608.0f)), dv.last_shell);
   float& cell = *reinterpret_cast<float*>(reinterpret_cast<char*>(heat) + (shell * dv.row_bytes + dv.column_bytes));
   const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
   cell += p.weight - kept;
@@ -179,8 +174,7 @@ __device__ void transport_round(Photon (&p)[kInFlight], float& waiting, uint32_t
   }
 }
 
-__global__ void transport(Physics ph, const unsigned short* shell_of_square, unsigned photons_per_thread, unsigned batches,
-                          unsigned long long* rows) {
+__global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
   const int threads = blockDim.x, tid = threadIdx.x;
   for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
   unsigned long long* row = rows + size_t(blockIdx.x % batches) * (ph.shells + 1);
@@ -190,11 +184,10 @@ __global__ void transport(Physics ph, const unsigned short* shell_of_square, uns
   const unsigned long long first = thread * photons_per_thread;
   Derived dv;
   dv.count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
-  dv.square_scale = ph.step_scale * ph.step_scale;  // step_scale: shell widths per unit, negated
-  dv.last_square = 0x4b000000u + unsigned(ph.shells - 1) * unsigned(ph.shells - 1);
-  dv.squares = reinterpret_cast<unsigned long long>(shell_of_square) - 2ull * 0x4b000000u;
+  dv.shells_per_unit = -ph.step_scale;
+  dv.last_shell = 0x4b000000u + unsigned(ph.shells - 1);
   dv.row_bytes = 4u * unsigned(threads);
-  dv.column_bytes = 4u * unsigned(tid);
+  dv.column_bytes = 4u * unsigned(tid) - 0x4b000000u * dv.row_bytes;
   dv.survival = ph.survival;
   dv.inv_survival = ph.inv_survival;
   dv.inv_end = 1.0f / (1.0f - ph.survival);
@@ -246,19 +239,13 @@ class GpuTuned final : public Step {
     blocks_ = (p.photons + per_block - 1) / per_block;
     batches_ = batches_for(blocks_);
     rows_.resize(batches_ * (p.shells + 1));
-    std::vector<unsigned short> shell_of_square(size_t(p.shells - 1) * (p.shells - 1) + 1);  // floor(sqrt(i))
-    for (unsigned s = 0; s < unsigned(p.shells); ++s)
-      for (size_t i = size_t(s) * s; i < std::min(shell_of_square.size(), size_t(s + 1) * (s + 1)); ++i) shell_of_square[i] = s;
-    shell_of_square_.resize(shell_of_square.size());
-    CUDA_CHECK(cudaMemcpy(shell_of_square_.data(), shell_of_square.data(), shell_of_square.size() * sizeof(shell_of_square[0]),
-                          cudaMemcpyHostToDevice));
     shared_ = size_t(p.shells + 1) * threads_ * sizeof(float);
     allow_shared(transport, shared_, "--threads " + std::to_string(threads_) + " x --shells " + std::to_string(p.shells));
   }
 
   void compute() override {
     CUDA_CHECK(cudaMemsetAsync(rows_.data(), 0, rows_.size() * sizeof(rows_.data()[0])));
-    transport<<<blocks_, threads_, shared_>>>(ph_, shell_of_square_.data(), photons_per_thread_, unsigned(batches_), rows_.data());
+    transport<<<blocks_, threads_, shared_>>>(ph_, photons_per_thread_, unsigned(batches_), rows_.data());
     CUDA_CHECK_LAUNCH();
   }
 
@@ -276,7 +263,6 @@ class GpuTuned final : public Step {
   Physics ph_{};
   size_t blocks_ = 0, batches_ = 0, shared_ = 0;
   DeviceBuffer<unsigned long long> rows_;
-  DeviceBuffer<unsigned short> shell_of_square_;
 };
 
 }  // namespace
@@ -284,7 +270,7 @@ class GpuTuned final : public Step {
 StepInfo step_info() {
   return {"05_gpu_tuned", "GPU, many photons per thread in one flat loop", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
-           {"photons-per-thread", 512, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
+           {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) {
