@@ -6,13 +6,17 @@
 // photons in one flat loop: when a photon ends, the thread launches its next one in the same
 // interaction, so lanes never wait for each other until the thread's last photon. Fewer,
 // longer threads also spread the per-block work (zero the tallies, reduce them) over more
-// photons, and a float tally column that grows large would round small deposits
-// systematically, so warps flush their columns to the fixed-point batch row every
-// kFlushRounds rounds (below).
-// The shared-memory tallies allow 16 warps per SM, too few to hide one photon's chain of
-// dependent instructions, so each thread keeps kInFlight = 8 independent photons in flight
-// (the registers allow 128 per thread at 16 warps). What an interaction costs is then what
-// the schedulers issue, so it is cut to the bone (README: the count from the SASS):
+// photons.
+// Tallies: a float column per thread (101 shells, 408 bytes) left room in shared memory for
+// 16 warps per SM, too few to hide one photon's chain of dependent instructions (the
+// registers allow 20). So eight threads share a row of 64-bit counters (below), 3 KB per
+// warp instead of 13, and the registers, not the tallies, set the warps per SM. Shared
+// float and 64-bit atomics are compare-and-swap loops on sm_90; 32-bit integer ones are
+// native, so photon weights are 32-bit fixed point: every deposit is an exact integer, the
+// rows are exact sums in any order (no flush against float rounding is needed any more),
+// and a photon deposits exactly the weight it launched with.
+// Each thread keeps kInFlight = 8 independent photons in flight. What an interaction costs is
+// then what the schedulers issue, so it is cut to the bone (README: the count from the SASS):
 // Philox4x32-7 instead of -10, one SFU instruction per square root, the step's unit folded
 // into the shell lookup, two instructions per random float, and a roulette that relaunches
 // in place, on a short branch.
@@ -21,6 +25,7 @@
 // harness >= 1024 batches), so at small counts a thread gets fewer photons than asked
 // (recorded as photons_per_thread_used).
 #include <algorithm>
+#include <cmath>
 
 #include "gpu.cuh"
 #include "philox.hpp"
@@ -29,39 +34,83 @@
 namespace mc {
 namespace {
 
-// Columns -> the block's batch row: shuffles within each warp, then a tree over the warps,
-// then one fixed-point atomicAdd per shell. Row `shells` of heat holds the photon counts.
-__device__ void store_block_tally(float* heat, int shells, unsigned long long* row) {
-  const int threads = blockDim.x, tid = threadIdx.x, lane = tid % 32, warps = threads / 32;
-  for (int s = 0; s <= shells; ++s) {  // 1. warp: lane 0's column gets the warp's sum
-    float v = heat[s * threads + tid];
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lane == 0) heat[s * threads + tid] = v;
-  }
-  __syncthreads();
-  int stride = 1;  // 2. block: warp w adds warp w + stride, halving until warp 0 has it all
-  while (stride < warps) stride *= 2;
-  for (stride /= 2; stride > 0; stride /= 2) {
-    for (int i = tid; i < (shells + 1) * stride; i += threads) {
-      const int s = i / stride, w = i % stride;
-      if (w + stride < warps) heat[s * threads + 32 * w] += heat[s * threads + 32 * (w + stride)];
-    }
-    __syncthreads();
-  }
-  for (int s = tid; s <= shells; s += threads) atomicAdd(&row[s], to_fixed(heat[s * threads]));  // 3. one update per block
+// Photon weights in 32-bit fixed point: a launched photon weighs `one` = 2^bits units, and
+// every weight a photon can have fits below 2^32 (bits = 31 unless a roulette survivor can
+// outweigh 1: --weight-threshold / --roulette-survival > 1). Factors are in units of 2^-32.
+struct Weights {
+  unsigned one;        // 2^bits: a launched photon
+  unsigned albedo;     // the fraction kept at an interaction
+  unsigned threshold;  // roulette below this weight
+  int bits;
+};
+
+Weights weights_of(const Problem& p) {
+  const double heaviest = std::max(1.0, p.weight_threshold / p.roulette_survival);
+  const int bits = 31 - int(std::ceil(std::log2(heaviest)));
+  return {1u << bits, unsigned(std::min(std::llround(std::ldexp(p.albedo(), 32)), 0xffffffffll)),
+          unsigned(std::llround(std::ldexp(p.weight_threshold, bits))), bits};
 }
 
-extern __shared__ float heat[];  // [shells + 1][blockDim.x]: column threadIdx.x is a thread's tally
+// w f rounded to nearest (f in units of 2^-32): the high word of w f + 2^31, written so that it
+// is one IMAD.HI (the plain C++ costs three).
+__device__ unsigned scaled(unsigned weight, unsigned factor) {
+  unsigned product;
+  asm("{\n\t.reg .u32 low;\n\t"
+      "mad.lo.cc.u32 low, %1, %2, 0x80000000;\n\t"
+      "madc.hi.u32 %0, %1, %2, 0;\n\t"
+      "}"
+      : "=r"(product)
+      : "r"(weight), "r"(factor));
+  return product;
+}
+
+constexpr int kThreadsPerRow = 8;  // threads sharing a row of counters (a warp has four rows)
+
+// A 64-bit counter as two 32-bit words, low then high, updated with the native 32-bit shared
+// atomic (a 64-bit or float shared atomicAdd is a compare-and-swap loop on sm_90): the low
+// word's atomic returns what it held, and the carry out of that addition (almost always 0)
+// goes to the high word. Both unconditionally: a predicated atomic becomes a branch (three
+// more issue slots per deposit than the second atomic). Integer addition is associative:
+// any order gives the same bits.
+__device__ void add_to_counter(unsigned address, unsigned amount) {
+  asm volatile(
+      "{\n\t.reg .u32 before, after, carry;\n\t"
+      "atom.shared.add.u32 before, [%0], %1;\n\t"
+      "add.cc.u32 after, before, %1;\n\t"
+      "addc.u32 carry, 0, 0;\n\t"
+      "red.shared.add.u32 [%0+4], carry;\n\t"
+      "}" ::"r"(address),
+      "r"(amount)
+      : "memory");
+}
+
+// [threads / kThreadsPerRow][2 shells + 1]: a row holds shell s's counter at words 2s, 2s + 1
+// (low, high); the odd row length starts the rows of one warp on alternate banks.
+extern __shared__ unsigned counters[];
+
+// The rows -> the block's batch row: each shell's counters summed over the rows, converted
+// from 2^-bits to the rows' 2^-36, one fixed-point atomicAdd per shell; row `shells` holds
+// the block's photon count.
+__device__ void store_block_tally(int shells, int bits, unsigned long long block_photons, unsigned long long* row) {
+  const int rows = blockDim.x / kThreadsPerRow, stride = 2 * shells + 1;
+  for (int s = threadIdx.x; s < shells; s += blockDim.x) {
+    unsigned long long sum = 0;
+    for (int r = 0; r < rows; ++r)
+      sum += counters[r * stride + 2 * s] | (unsigned long long)counters[r * stride + 2 * s + 1] << 32;
+    atomicAdd(&row[s], sum << (36 - bits));
+  }
+  if (threadIdx.x == 0) atomicAdd(&row[shells], block_photons * (unsigned long long)kFixedOne);
+}
 
 // Positions are in units of ln 2 / mu_t, so that a step is just log2(xi) (see fly), and the
 // direction is kept as the sines and cosines it is made of.
 struct Photon {
   float x, y, z;
   float sin_theta, cos_phi, sin_phi, cos_theta;
-  float weight;
+  unsigned weight;  // fixed point (Weights)
 };
 
-__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 1.0f}; }
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0u}; }
 
 // [1, 2) from the top 23 bits: the float 1.m with m = those bits.
 __device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
@@ -80,8 +129,8 @@ __device__ float sqrt_approx(float x) {
 struct Derived {
   float shells_per_unit;   // -step_scale: a distance in the units above -> shell widths
   unsigned last_shell;     // float bits of 2^23 + (shells - 1)
-  unsigned row_bytes;      // bytes between two shells of a column: 4 x threads
-  unsigned column_bytes;   // this thread's column, less 2^23 rows (see fly_absorb_scatter)
+  unsigned row_address;    // this thread's row (shared address), less 2^23 shells (see fly_absorb_scatter)
+  unsigned one, albedo, threshold;        // Weights
   float survival, inv_survival, inv_end;  // p, 1 / p, 1 / (1 - p) of the roulette
   unsigned count;          // photons of this thread
 };
@@ -93,26 +142,25 @@ struct Derived {
 // direction its predecessor had just drawn: isotropic and independent of everything the new
 // photon draws, so the source is still an isotropic point (tiny_mc starts along z; in an
 // infinite medium only |r| is tallied, and both give the same distribution of it).
-__device__ void roulette(Photon& p, float& xi, float& waiting, const Physics& ph, const Derived& dv) {
+__device__ void roulette(Photon& p, float& xi, int& waiting, const Derived& dv) {
   if (xi <= dv.survival) {
-    p.weight *= dv.inv_survival;
+    p.weight = __float2uint_rn(__uint2float_rn(p.weight) * dv.inv_survival);  // w / p, rounded to nearest
     xi = fminf(xi * dv.inv_survival, 1.0f);
   } else {
-    p.weight = fminf(waiting, 1.0f);  // the thread's next photon; 0 when none is waiting
-    waiting -= p.weight;
+    p.weight = waiting-- > 0 ? dv.one : 0u;  // the thread's next photon; none when waiting <= 0
     p.x = p.y = p.z = 0.0f;
     xi = fminf((xi - dv.survival) * dv.inv_end, 1.0f);
   }
 }
 
 // Fly log2(xi) <= 0 units: backwards along the direction, which is as isotropic as the
-// direction itself. Deposit into the thread's column, scatter with the bits a, b.
+// direction itself. Deposit into the thread's row, scatter with the bits a, b.
 // Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and sqrt,
 // and floor(r k) for 0 <= r k < 2^23 is the mantissa of r k + 2^23 computed rounding toward
-// zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the shell's byte offset in the
-// column is those bits times row_bytes plus column_bytes, which already subtracts the
-// 0x4b000000 rows (32-bit arithmetic wraps).
-__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph, const Derived& dv) {
+// zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the counter's address is those
+// bits times 8 plus row_address, which already subtracts the 0x4b000000 counters (32-bit
+// arithmetic wraps).
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Derived& dv) {
   const float t = __log2f(xi);
   const float t_sin = t * p.sin_theta;
   p.x = fmaf(t_sin, p.cos_phi, p.x);
@@ -121,9 +169,8 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
 
   const float r = sqrt_approx(p.x * p.x + p.y * p.y + p.z * p.z);
   const unsigned shell = min(__float_as_uint(__fmaf_rz(r, dv.shells_per_unit, 8388608.0f)), dv.last_shell);
-  float& cell = *reinterpret_cast<float*>(reinterpret_cast<char*>(heat) + (shell * dv.row_bytes + dv.column_bytes));
-  const float kept = p.weight * ph.albedo;  // deposit exactly the weight lost
-  cell += p.weight - kept;
+  const unsigned kept = scaled(p.weight, dv.albedo);  // rounded to nearest: unbiased
+  add_to_counter(shell * 8u + dv.row_address, p.weight - kept);  // deposit exactly the weight lost
   p.weight = kept;
 
   // cos(theta) = 2 (1.m) - 3 with m = bits 1..22 of b and a last 1: (2j + 1) 2^-22 - 1,
@@ -136,30 +183,15 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
   __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
-constexpr int kInFlight = 8;                      // photons per thread at a time
-constexpr unsigned kFlushRounds = 2048 / kInFlight;  // ~2,000 interactions per lane between flushes
-
-// A float column that keeps growing rounds every small deposit the same way (the deposits
-// are the same few values for every photon), a bias that grows with the column: measured
-// energy z = -10 at 1024 photons per thread, 2^30 photons. So every kFlushRounds rounds each
-// warp sums its 32 columns by shuffles, adds them to the batch row as fixed point, and
-// starts its columns again from 0.
-__device__ void flush_warp_tally(unsigned column_tid, int threads, int shells, unsigned long long* row) {
-  for (int s = 0; s < shells; ++s) {
-    float v = heat[s * threads + column_tid];
-    heat[s * threads + column_tid] = 0.0f;
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (column_tid % 32 == 0) atomicAdd(&row[s], to_fixed(v));
-  }
-}
+constexpr int kInFlight = 8;  // photons per thread at a time
 
 // One round: an interaction of each photon in flight, 64 random bits each (one Philox4x32-7
 // draw per two photons; the counter is (draw, thread, tag, thread >> 32): with the constant
 // tag in word 2 the first round's second multiply folds away). The roulette is a branch per
 // slot: a warp takes it when any of its 32 lanes has that slot below the threshold (1.5 % of
 // interactions: 1 - 0.985^32 = 38 % of rounds), so it is kept short.
-__device__ void transport_round(Photon (&p)[kInFlight], float& waiting, uint32_t draw, uint32_t thread_lo,
-                                uint32_t thread_hi, Key key, const Physics& ph, const Derived& dv) {
+__device__ void transport_round(Photon (&p)[kInFlight], int& waiting, uint32_t draw, uint32_t thread_lo,
+                                uint32_t thread_hi, Key key, const Derived& dv) {
 #pragma unroll
   for (int d = 0; d < kInFlight / 2; ++d) {
     const Counter r = philox4x32_7({{draw + d, thread_lo, kTagGpu, thread_hi}}, key);
@@ -168,15 +200,16 @@ __device__ void transport_round(Photon (&p)[kInFlight], float& waiting, uint32_t
       Photon& q = p[2 * d + h];
       const uint32_t a = r.c[2 * h], b = r.c[2 * h + 1];
       float xi = step_uniform(a);
-      if (q.weight < ph.threshold) roulette(q, xi, waiting, ph, dv);
-      fly_absorb_scatter(q, xi, a, b, ph, dv);
+      if (q.weight < dv.threshold) roulette(q, xi, waiting, dv);
+      fly_absorb_scatter(q, xi, a, b, dv);
     }
   }
 }
 
-__global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
-  const int threads = blockDim.x, tid = threadIdx.x;
-  for (int s = 0; s <= ph.shells; ++s) heat[s * threads + tid] = 0.0f;
+__global__ void transport(Physics ph, Weights wt, unsigned photons_per_thread, unsigned batches, unsigned long long* rows) {
+  const int threads = blockDim.x, tid = threadIdx.x, stride = 2 * ph.shells + 1;
+  for (int i = tid; i < threads / kThreadsPerRow * stride; i += threads) counters[i] = 0u;
+  __syncthreads();
   unsigned long long* row = rows + size_t(blockIdx.x % batches) * (ph.shells + 1);
 
   // This thread's photons: [first, first + count) (none for threads past the end).
@@ -186,42 +219,41 @@ __global__ void transport(Physics ph, unsigned photons_per_thread, unsigned batc
   dv.count = first < ph.photons ? unsigned(min(ph.photons - first, (unsigned long long)photons_per_thread)) : 0u;
   dv.shells_per_unit = -ph.step_scale;
   dv.last_shell = 0x4b000000u + unsigned(ph.shells - 1);
-  dv.row_bytes = 4u * unsigned(threads);
-  dv.column_bytes = 4u * unsigned(tid) - 0x4b000000u * dv.row_bytes;
+  dv.row_address = unsigned(__cvta_generic_to_shared(counters + tid / kThreadsPerRow * stride)) - 0x4b000000u * 8u;
+  dv.one = wt.one;
+  dv.albedo = wt.albedo;
+  dv.threshold = wt.threshold;
   dv.survival = ph.survival;
   dv.inv_survival = ph.inv_survival;
   dv.inv_end = 1.0f / (1.0f - ph.survival);
   const Key key = philox_key(ph.seed);
 
   // Slots beyond count start retired: no weight, never launched again. waiting counts the
-  // photons not launched yet (a float: exact, and a photon's weight is min(waiting, 1)).
+  // photons not launched yet (below 0 once none are).
   Photon p[kInFlight];
-  float waiting = float(dv.count);
+  int waiting = int(dv.count);
   for (int i = 0; i < kInFlight; ++i) {
     p[i] = launch();
-    p[i].weight = fminf(waiting, 1.0f);
-    waiting -= p[i].weight;
+    p[i].weight = waiting-- > 0 ? dv.one : 0u;
   }
-  // The whole warp goes round together (the flush needs every lane): first while any lane
-  // has photons waiting, then until its last photon ends.
+  // The whole warp goes round together: first while any lane has photons waiting, then until
+  // its last photon ends (a lane that left the first loop alone would run the second apart).
   uint32_t draw = 0;  // one stream per thread, across its photons
-  unsigned round = 0;
-  while (__any_sync(0xffffffffu, waiting > 0.0f)) {
-    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, ph, dv);
+  while (__any_sync(0xffffffffu, waiting > 0)) {
+    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, dv);
     draw += kInFlight / 2;
-    if (++round % kFlushRounds == 0) flush_warp_tally(tid, threads, ph.shells, row);
   }
   for (;;) {
     bool flying = false;
-    for (int i = 0; i < kInFlight; ++i) flying |= p[i].weight > 0.0f;
+    for (int i = 0; i < kInFlight; ++i) flying |= p[i].weight > 0u;
     if (!__any_sync(0xffffffffu, flying)) break;
-    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, ph, dv);
+    transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, dv);
     draw += kInFlight / 2;
-    if (++round % kFlushRounds == 0) flush_warp_tally(tid, threads, ph.shells, row);
   }
-  heat[ph.shells * threads + tid] = float(dv.count);  // photons simulated
+  const unsigned long long block_first = blockIdx.x * (unsigned long long)blockDim.x * photons_per_thread;
+  const unsigned long long block_photons = min(ph.photons - block_first, (unsigned long long)blockDim.x * photons_per_thread);
   __syncthreads();
-  store_block_tally(heat, ph.shells, row);
+  store_block_tally(ph.shells, wt.bits, block_photons, row);
 }
 
 class GpuTuned final : public Step {
@@ -232,6 +264,7 @@ class GpuTuned final : public Step {
 
   void load(const Problem& p) override {
     ph_ = physics_of(p);
+    weights_ = weights_of(p);
     const unsigned long long min_blocks = 1024;
     const unsigned long long most = p.photons / (threads_ * min_blocks);
     photons_per_thread_ = unsigned(std::max(1ull, std::min<unsigned long long>(asked_, most)));
@@ -239,13 +272,13 @@ class GpuTuned final : public Step {
     blocks_ = (p.photons + per_block - 1) / per_block;
     batches_ = batches_for(blocks_);
     rows_.resize(batches_ * (p.shells + 1));
-    shared_ = size_t(p.shells + 1) * threads_ * sizeof(float);
+    shared_ = size_t(threads_ / kThreadsPerRow) * (2 * p.shells + 1) * sizeof(unsigned);
     allow_shared(transport, shared_, "--threads " + std::to_string(threads_) + " x --shells " + std::to_string(p.shells));
   }
 
   void compute() override {
     CUDA_CHECK(cudaMemsetAsync(rows_.data(), 0, rows_.size() * sizeof(rows_.data()[0])));
-    transport<<<blocks_, threads_, shared_>>>(ph_, photons_per_thread_, unsigned(batches_), rows_.data());
+    transport<<<blocks_, threads_, shared_>>>(ph_, weights_, photons_per_thread_, unsigned(batches_), rows_.data());
     CUDA_CHECK_LAUNCH();
   }
 
@@ -254,6 +287,7 @@ class GpuTuned final : public Step {
   void describe(nlohmann::json& params) const override {
     params["photons_per_thread_used"] = photons_per_thread_;
     params["photons_in_flight"] = kInFlight;
+    params["threads_per_tally_row"] = kThreadsPerRow;
     params["blocks"] = blocks_;
   }
 
@@ -261,6 +295,7 @@ class GpuTuned final : public Step {
   int threads_;
   unsigned asked_, photons_per_thread_ = 1;
   Physics ph_{};
+  Weights weights_{};
   size_t blocks_ = 0, batches_ = 0, shared_ = 0;
   DeviceBuffer<unsigned long long> rows_;
 };
