@@ -256,6 +256,15 @@ __global__ void transport(Physics ph, Weights wt, unsigned photons_per_thread, u
   store_block_tally(ph.shells, wt.bits, block_photons, row);
 }
 
+}  // namespace
+}  // namespace mc
+
+// 06_hybrid runs this same kernel beside its CPU threads: it includes this file with
+// MC_TRANSPORT_ONLY defined, so the two steps cannot drift apart. The step itself follows.
+#ifndef MC_TRANSPORT_ONLY
+namespace mc {
+namespace {
+
 class GpuTuned final : public Step {
  public:
   GpuTuned(long threads, long photons_per_thread) : threads_(int(threads)), asked_(unsigned(photons_per_thread)) {
@@ -313,3 +322,4 @@ std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) {
 }
 
 }  // namespace mc
+#endif  // MC_TRANSPORT_ONLY
