@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "device_array.cuh"
 #include "error.hpp"
 #include "problem.hpp"
 #include "step.hpp"
@@ -35,28 +36,6 @@ inline Physics physics_of(const Problem& p) {
           float(-M_LN2 * p.shells_per_mfp()), p.shells,
           p.photons, p.seed};
 }
-
-template <class T>
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void resize(size_t count) {
-    if (count == count_) return;
-    CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    CUDA_CHECK(cudaMalloc(&data_, count * sizeof(T)));
-    count_ = count;
-  }
-  T* data() const { return data_; }
-  size_t size() const { return count_; }
-
- private:
-  T* data_ = nullptr;
-  size_t count_ = 0;
-};
 
 // Batch rows on the device: block b adds into row b % batches. At most kMaxBatches rows, so
 // the tally stays small (4096 x 102 x 8 bytes) however many blocks run.

@@ -7,42 +7,12 @@
 #include <algorithm>
 
 #include "cuda_check.cuh"
+#include "device_array.cuh"
 #include "step.hpp"
 
 namespace mri {
 
-// One cudaMalloc'ed array, freed with its owner.
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { cudaFree(data_); }
-
-  void resize(size_t n) {
-    if (n == size_) return;
-    CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    size_ = 0;
-    if (n) CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
-    size_ = n;
-  }
-  void upload(const T* host, size_t n) {
-    resize(n);
-    if (n) CUDA_CHECK(cudaMemcpy(data_, host, n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  void download(T* host) const {
-    if (size_) CUDA_CHECK(cudaMemcpy(host, data_, size_ * sizeof(T), cudaMemcpyDeviceToHost));
-  }
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
-};
+using core::DeviceArray;
 
 // The inputs as the lecture's kernels read them (structures of arrays), the output
 // rFhD/iFhD, and the sizes. For Q there are no data d: dR/dI stay empty.

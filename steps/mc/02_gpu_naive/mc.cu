@@ -78,7 +78,7 @@ class GpuNaive final : public Step {
   int threads_;
   Physics ph_{};
   size_t blocks_ = 0, batches_ = 0;
-  DeviceBuffer<unsigned long long> rows_;
+  core::DeviceArray<unsigned long long> rows_;
 };
 
 }  // namespace

@@ -158,7 +158,7 @@ class GpuRngDirection final : public Step {
   int threads_;
   Physics ph_{};
   size_t blocks_ = 0, batches_ = 0, shared_ = 0;
-  DeviceBuffer<unsigned long long> rows_;
+  core::DeviceArray<unsigned long long> rows_;
 };
 
 }  // namespace

@@ -306,7 +306,7 @@ class GpuTuned final : public Step {
   Physics ph_{};
   Weights weights_{};
   size_t blocks_ = 0, batches_ = 0, shared_ = 0;
-  DeviceBuffer<unsigned long long> rows_;
+  core::DeviceArray<unsigned long long> rows_;
 };
 
 }  // namespace

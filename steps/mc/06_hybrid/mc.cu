@@ -126,7 +126,7 @@ class Hybrid final : public Step {
   Weights weights_{};
   uint64_t cpu_photons_ = 0;
   size_t blocks_ = 0, batches_ = 0, shared_ = 0;
-  DeviceBuffer<unsigned long long> rows_;
+  core::DeviceArray<unsigned long long> rows_;
   Tally cpu_tally_;
 };
 

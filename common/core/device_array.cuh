@@ -1,0 +1,44 @@
+// The one owner of device memory in the project: a cudaMalloc'ed array freed with its owner.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "cuda_check.cuh"
+
+namespace core {
+
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(data_); }
+
+  // Reallocates only when the size changes; the contents are then undefined.
+  void resize(size_t n) {
+    if (n == size_) return;
+    CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    size_ = 0;
+    if (n) CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
+    size_ = n;
+  }
+  void upload(const T* host, size_t n) {
+    resize(n);
+    if (n) CUDA_CHECK(cudaMemcpy(data_, host, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void download(T* host) const {
+    if (size_) CUDA_CHECK(cudaMemcpy(host, data_, size_ * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace core
