@@ -4,7 +4,11 @@
 //            |direction| > 1 and most directions are NaN (those photons land in the last shell,
 //            as the seed's float-to-unsigned conversion put them).
 //   --bug 2  a roulette that forgets to re-weight its survivors: 0.09 % of the energy lost.
-// tests/mc/meson.build runs both with --check and expects exit 1.
+//   --bug 3  05_gpu_tuned's walk in r alone, with the cosine between the new direction and
+//            the position vector drawn on (0, 1) instead of (-1, 1): photons never turn back.
+//   --bug 0  no bug: the walk in r alone done right, r'^2 = r^2 + 2 t mu r + t^2 with mu
+//            uniform on (-1, 1). It must pass, which proves 05's reformulation on the CPU.
+// tests/mc/meson.build runs 1, 2 and 3 with --check and expects exit 1, and 0 expecting 0.
 #include <algorithm>
 #include <cmath>
 
@@ -43,6 +47,7 @@ class Biased final : public Step {
   }
 
   void photon(PhiloxStream& rng, double* heat) const {
+    if (bug_ == 0 || bug_ == 3) return radial_photon(rng, heat);
     const float albedo = float(p_.albedo());
     const float shells_per_mfp = float(p_.shells_per_mfp());
     const float threshold = float(p_.weight_threshold), survival = float(p_.roulette_survival);
@@ -87,6 +92,34 @@ class Biased final : public Step {
     }
   }
 
+  // 00's photon with the position and direction replaced by the distance from the source.
+  void radial_photon(PhiloxStream& rng, double* heat) const {
+    const float albedo = float(p_.albedo());
+    const float shells_per_mfp = float(p_.shells_per_mfp());
+    const float threshold = float(p_.weight_threshold), survival = float(p_.roulette_survival);
+    const unsigned last_shell = unsigned(p_.shells - 1);
+
+    float r = 0.0f, r2 = 0.0f, weight = 1.0f;
+    for (;;) {
+      const float u = rng.uniform();
+      const float mu = bug_ == 3 ? u : 2.0f * u - 1.0f;  // cosine with the position vector
+      const float t = -std::log(rng.uniform());
+      r2 += t * (t + 2.0f * mu * r);
+      r = std::sqrt(std::max(r2, 0.0f));
+
+      const float shell_r = r * shells_per_mfp;
+      const unsigned shell = shell_r < float(last_shell) ? unsigned(shell_r) : last_shell;
+      const float kept = weight * albedo;
+      heat[shell] += weight - kept;
+      weight = kept;
+
+      if (weight < threshold) {
+        if (rng.uniform() > survival) break;
+        weight /= survival;
+      }
+    }
+  }
+
   int bug_;
   Problem p_;
   Tally tally_;
@@ -96,7 +129,7 @@ class Biased final : public Step {
 
 StepInfo step_info() {
   return {"biased", "test only: a deliberately wrong sampler", false,
-          {{"bug", 1, 1, 2, "1: the seed's wrong disk, 2: roulette without re-weighting"}}};
+          {{"bug", 1, 0, 3, "1: the seed's wrong disk, 2: roulette without re-weighting, 3: the walk in r with mu on (0, 1); 0: no bug, the walk in r"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) { return std::make_unique<Biased>(int(core::tunable(t, "bug"))); }
