@@ -26,6 +26,7 @@ fi
 
 if has test; then
   tests="mc_unit mc_biased_sampler_1_fails_validation mc_biased_sampler_2_fails_validation"
+  tests="$tests mc_biased_sampler_3_fails_validation mc_radial_walk_passes_validation"
   tests="$tests mc_biased_sampler_should_fail mc_cpu_steps_identical_output"
   for s in 00_cpu 01_cpu_omp $gpu_steps; do tests="$tests mc_${s}_tiny"; done
   for s in $gpu_steps; do tests="$tests mc_${s}_reproducible"; done
