@@ -22,8 +22,9 @@
 // Each thread keeps kInFlight = 8 independent photons in flight. What an interaction costs is
 // then what the schedulers issue, so it is cut to the bone (README: the count from the SASS):
 // Philox4x32-7 instead of -10 and 32 random bits per interaction, one SFU instruction per
-// logarithm and per square root, the step's unit folded into the shell lookup, two
-// instructions per random float, and a roulette that relaunches in place, on a short branch.
+// logarithm and per square root, the step's unit folded into the shell lookup, random floats
+// built from the bits (an integer op or two and one exact FFMA), and a roulette that
+// relaunches in place, on a short branch.
 // --threads and --photons-per-thread are the two axes of the tuning sweep (sweep.json); at
 // least 1024 blocks are launched when the photon count allows (fills the GPU and gives the
 // harness >= 1024 batches), so at small counts a thread gets fewer photons than asked
