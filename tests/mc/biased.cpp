@@ -47,75 +47,59 @@ class Biased final : public Step {
   }
 
   void photon(PhiloxStream& rng, double* heat) const {
-    if (bug_ == 0 || bug_ == 3) return radial_photon(rng, heat);
     const float albedo = float(p_.albedo());
     const float shells_per_mfp = float(p_.shells_per_mfp());
     const float threshold = float(p_.weight_threshold), survival = float(p_.roulette_survival);
     const unsigned last_shell = unsigned(p_.shells - 1);
+    const bool walk_in_r = bug_ == 0 || bug_ == 3;
 
     float x = 0.0f, y = 0.0f, z = 0.0f;  // launch at the origin, along z
     float u = 0.0f, v = 0.0f, w = 1.0f;
+    float radius = 0.0f, radius2 = 0.0f;  // the walk in r: the distance from the source alone
     float weight = 1.0f;
     for (;;) {
-      float t = -std::log(rng.uniform());  // move: an exponential step, in mean free paths
-      x += t * u;
-      y += t * v;
-      z += t * w;
+      if (walk_in_r) {  // scatter first: the cosine between the new direction and the position
+        const float xi = rng.uniform();
+        const float mu = bug_ == 3 ? xi : 2.0f * xi - 1.0f;
+        const float t = -std::log(rng.uniform());
+        radius2 += t * (t + 2.0f * mu * radius);
+        radius = std::sqrt(std::max(radius2, 0.0f));
+      } else {
+        const float t = -std::log(rng.uniform());  // move: an exponential step, in mean free paths
+        x += t * u;
+        y += t * v;
+        z += t * w;
+        radius = std::sqrt(x * x + y * y + z * z);
+      }
 
-      const float r = std::sqrt(x * x + y * y + z * z) * shells_per_mfp;  // absorb
+      const float r = radius * shells_per_mfp;  // absorb
       const unsigned shell = r < float(last_shell) ? unsigned(r) : last_shell;
       const float kept = weight * albedo;  // deposit exactly the weight lost (exact in float),
       heat[shell] += weight - kept;         // so every photon deposits all of its weight
       weight = kept;
 
-      float xi1, xi2;
-      if (bug_ == 1) {  // the wrong disk
-        const float radius = std::sqrt(rng.uniform()), phi = 2.0f * float(M_PI) * rng.uniform();
-        xi1 = 2.0f * radius * std::sin(phi) - 1.0f;
-        xi2 = 2.0f * radius * std::cos(phi) - 1.0f;
-        t = xi1 * xi1 + xi2 * xi2;
-      } else {
-        do {
-          xi1 = 2.0f * rng.uniform() - 1.0f;
-          xi2 = 2.0f * rng.uniform() - 1.0f;
+      if (!walk_in_r) {  // scatter: a point in the unit disk (rejection), or the seed's wrong disk
+        float xi1, xi2, t;
+        if (bug_ == 1) {
+          const float disk_r = std::sqrt(rng.uniform()), phi = 2.0f * float(M_PI) * rng.uniform();
+          xi1 = 2.0f * disk_r * std::sin(phi) - 1.0f;
+          xi2 = 2.0f * disk_r * std::cos(phi) - 1.0f;
           t = xi1 * xi1 + xi2 * xi2;
-        } while (1.0f < t || t == 0.0f);
+        } else {
+          do {
+            xi1 = 2.0f * rng.uniform() - 1.0f;
+            xi2 = 2.0f * rng.uniform() - 1.0f;
+            t = xi1 * xi1 + xi2 * xi2;
+          } while (1.0f < t || t == 0.0f);
+        }
+        u = 2.0f * t - 1.0f;
+        v = xi1 * std::sqrt((1.0f - u * u) / t);
+        w = xi2 * std::sqrt((1.0f - u * u) / t);
       }
-      u = 2.0f * t - 1.0f;
-      v = xi1 * std::sqrt((1.0f - u * u) / t);
-      w = xi2 * std::sqrt((1.0f - u * u) / t);
 
       if (weight < threshold) {  // roulette: unbiased, the survivors carry the lost weight
         if (rng.uniform() > survival) break;
         if (bug_ != 2) weight /= survival;
-      }
-    }
-  }
-
-  // 00's photon with the position and direction replaced by the distance from the source.
-  void radial_photon(PhiloxStream& rng, double* heat) const {
-    const float albedo = float(p_.albedo());
-    const float shells_per_mfp = float(p_.shells_per_mfp());
-    const float threshold = float(p_.weight_threshold), survival = float(p_.roulette_survival);
-    const unsigned last_shell = unsigned(p_.shells - 1);
-
-    float r = 0.0f, r2 = 0.0f, weight = 1.0f;
-    for (;;) {
-      const float u = rng.uniform();
-      const float mu = bug_ == 3 ? u : 2.0f * u - 1.0f;  // cosine with the position vector
-      const float t = -std::log(rng.uniform());
-      r2 += t * (t + 2.0f * mu * r);
-      r = std::sqrt(std::max(r2, 0.0f));
-
-      const float shell_r = r * shells_per_mfp;
-      const unsigned shell = shell_r < float(last_shell) ? unsigned(shell_r) : last_shell;
-      const float kept = weight * albedo;
-      heat[shell] += weight - kept;
-      weight = kept;
-
-      if (weight < threshold) {
-        if (rng.uniform() > survival) break;
-        weight /= survival;
       }
     }
   }
