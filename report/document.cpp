@@ -68,7 +68,7 @@ std::string sources_line(const std::vector<const Record*>& rows) {
     const auto key = std::make_pair(r->where(), r->commit());
     auto [it, inserted] = sources.emplace(key, Source{});
     if (inserted) order.push_back(key);
-    it->second.steps.push_back(short_step(row_label(*r)));
+    it->second.steps.push_back(short_step(r->step()));
     const std::string d = date_of(r->time());
     if (!d.empty()) {
       if (it->second.first_date.empty() || d < it->second.first_date) it->second.first_date = d;
@@ -99,14 +99,8 @@ std::string date_range(const std::vector<const Record*>& rows) {
 // Speedup of `r` over `base`: the ratio of throughputs (the same as the ratio of times when
 // both did the same work); a time ratio when the throughputs cannot be compared.
 double speedup(const Record& base, const Record& r) {
-  if (base.unit() == r.unit() && base.throughput() > 0 && r.throughput() > 0)
-    return lower_is_better(r.unit()) ? base.throughput() / r.throughput() : r.throughput() / base.throughput();
+  if (base.unit() == r.unit() && base.throughput() > 0 && r.throughput() > 0) return r.throughput() / base.throughput();
   return base.time_ms() / r.time_ms();
-}
-
-std::optional<double> realtime_factor(const Record& r) {
-  if (auto v = number_at(r.data, "realtime_factor")) return v;
-  return number_at(r.data, "throughput.realtime_factor");
 }
 
 std::string title_of(const Record& r) { return text_at(r.data, "title").value_or(""); }
@@ -143,15 +137,6 @@ class Writer {
       md_ << (i ? ", " : "") << "`" << inputs[i].name << "` (" << count[inputs[i].name] << ")";
     md_ << ".\nThe same records always give this same file; `./stepwise report` regenerates it with this\n"
            "machine's runs added.\n\n";
-    std::map<std::string, size_t> archived;  // tag -> records
-    for (const Record& r : records_)
-      if (role_of(r) == Role::archived) ++archived[r.track() + " `" + r.tag() + "`"];
-    if (!archived.empty()) {
-      md_ << "Kept as evidence and not drawn: ";
-      size_t i = 0;
-      for (const auto& [what, n] : archived) md_ << (i++ ? ", " : "") << n << (n == 1 ? " record " : " records ") << what;
-      md_ << ".\n\n";
-    }
     if (!render_note_.empty()) md_ << kNotRenderedMarker << " " << render_note_ << "\n\n";
     if (records_.empty()) return;
     md_ << "How to read the ladders. *time*: median of the timed runs of the step's compute phase\n"
@@ -199,10 +184,10 @@ class Writer {
         if (!l.variant.empty()) name += " " + info.variant_label(l.variant);
         name += ", " + l.problem + ", " + (l.device.empty() ? std::string("CPU only") : l.device);
         if (!best) {
-          rows.push_back({name, "`" + row_label(first) + "`", "none passed", "", "", "", ""});
+          rows.push_back({name, "`" + first.step() + "`", "none passed", "", "", "", ""});
           continue;
         }
-        rows.push_back({name, "`" + row_label(first) + "`", "`" + row_label(*best) + "`",
+        rows.push_back({name, "`" + first.step() + "`", "`" + best->step() + "`",
                         fmt_ms(first.time_ms()) + " -> " + fmt_ms(best->time_ms()), fmt_speedup(speedup(first, *best)),
                         fmt_si(best->throughput()) + " " + best->unit(), ceiling_cell(info, *best, probes_)});
       }
@@ -237,13 +222,12 @@ class Writer {
     md_ << "### " << heading << "\n\n";
     md_ << "Rows: " << sources_line(l.rows) << ".\n\n";
 
-    bool any_rel = false, any_psnr = false, any_p = false, any_realtime = false, any_title = false;
+    bool any_rel = false, any_psnr = false, any_p = false, any_title = false;
     std::set<std::string> digests;
     for (const Record* r : l.rows) {
       any_rel |= number_at(r->data, "validation.rel_l2").has_value();
       any_psnr |= number_at(r->data, "validation.psnr_db").has_value();
       any_p |= number_at(r->data, "validation.chi2.p_value").has_value();
-      any_realtime |= realtime_factor(*r).has_value();
       any_title |= !title_of(*r).empty();
       if (auto d = text_at(r->data, "problem.digest")) digests.insert(*d);
     }
@@ -251,7 +235,6 @@ class Writer {
     std::vector<std::string> head = {"step"};
     if (any_title) head.push_back("what");
     head.insert(head.end(), {"time (ms)", "end-to-end (ms)", "step speedup", "cumulative", unit.empty() ? "throughput" : unit});
-    if (any_realtime) head.push_back("real-time factor");
     head.insert(head.end(), {"% of ceiling", "check"});
     if (any_rel) head.push_back("rel. L2 error");
     if (any_psnr) head.push_back("PSNR (dB)");
@@ -262,13 +245,12 @@ class Writer {
     std::vector<Bar> bars;
     for (const Record* r : l.rows) {
       const bool ladder_step = numbered(r->step());
-      std::vector<std::string> row = {"`" + row_label(*r) + "`"};
+      std::vector<std::string> row = {"`" + r->step() + "`"};
       if (any_title) row.push_back(title_of(*r));
       const double cumulative = speedup(first, *r);
       row.insert(row.end(), {fmt_ms(r->time_ms()), fmt_ms(r->total_ms()),
                              previous && ladder_step ? fmt_speedup(speedup(*previous, *r)) : "-",
                              fmt_speedup(cumulative), fmt_si(r->throughput())});
-      if (any_realtime) row.push_back(realtime_factor(*r) ? printf_string("%.2f", *realtime_factor(*r)) : "n/a");
       row.push_back(ceiling_cell(info, *r, probes_));
       row.push_back(passed(*r) ? "PASS" : "**FAIL**");
       if (any_rel) row.push_back(fmt_sci(number_at(r->data, "validation.rel_l2")));
@@ -279,7 +261,7 @@ class Writer {
       }
       md_ << table_row(row);
       if (ladder_step) previous = r;
-      bars.push_back({row_label(*r), cumulative, r->gpu()});
+      bars.push_back({r->step(), cumulative, r->gpu()});
     }
     md_ << "\n";
     sampled_validation_note(l.rows);
@@ -289,7 +271,7 @@ class Writer {
 
     const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                     (l.device.empty() ? "cpu" : l.device) + "-speedup");
-    figures_.push_back(speedup_bars(name, l.track + " " + heading, row_label(first), bars));
+    figures_.push_back(speedup_bars(name, l.track + " " + heading, first.step(), bars));
     md_ << "![cumulative speedup, " << heading << "](figures/" << name << ".png)\n\n";
     heat_profile_of(l, heading);
   }
@@ -302,7 +284,7 @@ class Writer {
       const auto c = number_at(r->data, "validation.compared");
       const auto n = number_at(r->data, "problem.params.voxels");
       if (c && n && *c < *n) {
-        sampled.push_back(short_step(row_label(*r)));
+        sampled.push_back(short_step(r->step()));
         compared = *c;
         total = *n;
       }
@@ -331,21 +313,17 @@ class Writer {
     Profile profile{column("r_mm"), column("heat"), column("stderr"), column("exact")};
     const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                     (l.device.empty() ? "cpu" : l.device) + "-heat-profile");
-    const std::string step = row_label(*with_profile);
+    const std::string step = with_profile->step();
     figures_.push_back(heat_profile(name, "heat profile, " + step + ", " + heading, profile));
     md_ << "Heat profile of `" << step << "` against the exact transport solution:\n\n"
         << "![heat profile, " << step << "](figures/" << name << ".png)\n\n";
   }
 
-  // The best passing point among `points` by throughput (highest, or lowest for times).
+  // The passing point of highest throughput among `points`.
   static const Record* best_of(const std::vector<const Record*>& points) {
     const Record* best = nullptr;
-    for (const Record* r : points) {
-      if (!passed(*r)) continue;
-      if (!best) best = r;
-      else if (lower_is_better(r->unit()) ? r->throughput() < best->throughput() : r->throughput() > best->throughput())
-        best = r;
-    }
+    for (const Record* r : points)
+      if (passed(*r) && (!best || r->throughput() > best->throughput())) best = r;
     return best;
   }
 
@@ -378,6 +356,12 @@ class Writer {
           << best->unit();
       if (const auto f = ceiling_fraction(info, *best, probes_)) md_ << " (" << fmt_percent(*f) << " of the ceiling)";
       md_ << ".\n\n";
+    }
+    // A superseded version's figures would sit beside the current ones as if they still
+    // described the step; its records stay in the results, and this summary names them.
+    if (!s.superseded_by.empty()) {
+      md_ << "Superseded by the sweep of commit " << s.superseded_by << " above: not drawn.\n\n";
+      return;
     }
 
     std::vector<std::string> map_axes = s.axes;

@@ -15,8 +15,6 @@ const std::vector<Track>& known_tracks() {
        "sfu_per_s", 2, "pairs/s",
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
       {"mc", "Monte Carlo photon transport (tiny_mc)", "", "", 1, "", ""},
-      {"epic", "E-field parallel imaging correlator (EPIC)", "", "", 1, "", ""},
-      {"ae", "CIFAR-10 convolutional autoencoder training", "batch", "", 1, "", ""},
   };
   return tracks;
 }
@@ -42,10 +40,9 @@ bool ordered_before(const std::vector<std::string>& order, const std::string& a,
   return a < b;
 }
 
-const std::vector<std::string> kVariantOrder = {"fhd", "q", "recon"};
+const std::vector<std::string> kVariantOrder = {"fhd", "q"};
 const std::vector<std::string> kProblemOrder = {"tiny", "small", "large"};
 const std::vector<std::string> kAxisOrder = {"threads", "unroll", "chunk"};
-
 
 void keep_newest(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
   auto [it, inserted] = newest.emplace(key, &r);
@@ -55,8 +52,7 @@ void keep_newest(std::map<std::string, const Record*>& newest, const std::string
 bool row_before(const Record* a, const Record* b) {
   const bool na = numbered(a->step()), nb = numbered(b->step());
   if (na != nb) return na;
-  if (a->step() != b->step()) return a->step() < b->step();
-  return row_label(*a) < row_label(*b);
+  return a->step() < b->step();
 }
 
 }  // namespace
@@ -65,9 +61,8 @@ std::string Track::variant_label(const std::string& value) const {
   if (id == "mri") {
     if (value == "fhd") return "F^H d";
     if (value == "q") return "Q";
-    if (value == "recon") return "image reconstruction";
   }
-  if (!variant_key.empty() && !value.empty() && value != "recon") return variant_key + " " + value;
+  if (!variant_key.empty() && !value.empty()) return variant_key + " " + value;
   return value;
 }
 
@@ -76,7 +71,6 @@ Role role_of(const Record& r) {
   const std::string tag = r.tag();
   if (tag == "tune") return Role::tune;
   if (tag == "sizes") return Role::sizes;
-  if (tag.rfind("tune", 0) == 0 || tag.rfind("sizes", 0) == 0) return Role::archived;
   return Role::ladder;
 }
 
@@ -133,15 +127,7 @@ std::string ceiling_cell(const Track& track, const Record& r, const Probes& prob
 std::string variant_of(const Track& track, const Record& r) {
   if (!track.variant_key.empty())
     if (auto v = text_at(r.data, "params." + track.variant_key)) return *v;
-  if (track.id == "mri" && r.step().find("recon") != std::string::npos) return "recon";
   return "";
-}
-
-std::string row_label(const Record& r) {
-  std::string label = r.step();
-  for (const char* key : {"mode", "method"})
-    if (auto v = text_at(r.data, std::string("params.") + key)) label += " (" + *v + ")";
-  return label;
 }
 
 std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track) {
@@ -170,7 +156,7 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
     for (const std::string& device : devices) {
       std::map<std::string, const Record*> newest;
       for (const Record* r : family)
-        if (!r->gpu() || r->device_name() == device) keep_newest(newest, row_label(*r), *r);
+        if (!r->gpu() || r->device_name() == device) keep_newest(newest, r->step(), *r);
       Ladder l{track, key.first, key.second, device, {}};
       for (const auto& n : newest) l.rows.push_back(n.second);
       std::sort(l.rows.begin(), l.rows.end(), row_before);
@@ -213,7 +199,7 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
       if (r->data.contains("params"))
         for (const auto& p : r->data["params"].items())
           if (p.value().is_number()) values[p.key()].insert(p.value().get<double>());
-    TuneSweep s{track, key[0], key[1], key[2], key[3], key[4], {}, {}};
+    TuneSweep s{track, key[0], key[1], key[2], key[3], key[4], {}, {}, ""};
     const auto grid = grids.find(track + "/" + s.step);
     auto in_grid = [&](const std::string& name) {
       return grid != grids.end() && std::count(grid->second.begin(), grid->second.end(), name) > 0;
@@ -250,6 +236,13 @@ std::vector<TuneSweep> tune_sweeps(const std::vector<Record>& records, const std
     if (a.where != b.where) return a.where < b.where;
     return newest(a)->newer_than(*newest(b));
   });
+  // Sorted newest first within a step, variant, problem and machine: the first is current.
+  for (size_t i = 1; i < out.size(); ++i) {
+    const TuneSweep& prev = out[i - 1];
+    TuneSweep& s = out[i];
+    if (s.step == prev.step && s.variant == prev.variant && s.problem == prev.problem && s.where == prev.where)
+      s.superseded_by = prev.superseded_by.empty() ? prev.commit : prev.superseded_by;
+  }
   return out;
 }
 
@@ -279,8 +272,6 @@ std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std
   }
   return out;
 }
-
-bool lower_is_better(const std::string& unit) { return unit.rfind("ms/", 0) == 0 || unit.rfind("s/", 0) == 0; }
 
 bool numbered(const std::string& step) {
   return step.size() >= 2 && std::isdigit(static_cast<unsigned char>(step[0])) &&

@@ -23,13 +23,13 @@ struct Track {
   std::string ceiling_text;  // how the report explains it
 };
 const Track& track_info(const std::string& id);
-// Tracks in teaching order (mri, mc, epic, ae), then any other track alphabetically.
+// Tracks in teaching order (mri, mc), then any other track alphabetically.
 std::vector<std::string> track_order(const std::vector<Record>& records);
 
 // What a record is to the report, by track and tag: "tune" points and "sizes" sweeps are
-// drawn as such; another tag that starts with "tune" or "sizes" (e.g. "tune-before-flush")
-// marks a sweep kept as evidence, not drawn; any other record is a ladder row.
-enum class Role { probe, ladder, tune, sizes, archived };
+// drawn as such; any other record is a ladder row. Every file of the results folder is
+// results: profiler dumps, logs and one-off experiments belong elsewhere (report/evidence/).
+enum class Role { probe, ladder, tune, sizes };
 Role role_of(const Record& r);
 
 // The newest probe record per device name.
@@ -41,20 +41,22 @@ std::string ceiling_cell(const Track& track, const Record& r, const Probes& prob
 std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes);
 
 std::string variant_of(const Track& track, const Record& r);
-std::string row_label(const Record& r);  // step, plus params.mode / params.method for peer rows
 
 struct Ladder {
   std::string track, variant, problem, device;  // device "" = a CPU-only table
-  std::vector<const Record*> rows;              // newest per row label, in teaching order
+  std::vector<const Record*> rows;              // newest per step, in teaching order
 };
 std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track);
 
 // One sweep per commit: points measured on different versions of a step's code are not
-// comparable, so each version's sweep is shown on its own, newest first.
+// comparable, so each version's sweep is shown on its own, newest first. Only the newest
+// version's sweep is drawn; an older one is superseded and summarised.
 struct TuneSweep {
   std::string track, step, variant, problem, where, commit;
   std::vector<std::string> axes;    // independent params that vary: the grid's keys first
   std::vector<const Record*> points;  // newest per combination of axis values
+  std::string superseded_by;        // the commit of the newest sweep of the same step, variant,
+                                    // problem and machine; "" for that newest sweep itself
 };
 // Axes: the params that vary over the sweep, the grid's keys first (sweep.json, when `grids`
 // has the step), without params that the axes before them determine (e.g. a block count
@@ -68,9 +70,8 @@ struct SizeSweep {
 };
 std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std::string& track);
 
-// "better" for the throughput unit: most units are rates; "ms/..." is a time (EPIC).
-bool lower_is_better(const std::string& unit);
-// Number part of a step id ("07_sfu" -> true); peers such as "pytorch" are not ladder steps.
+// Whether a step id starts with its number ("07_sfu"): only numbered steps climb the ladder
+// (step speedups, the fastest step); another row is shown for comparison.
 bool numbered(const std::string& step);
 std::string short_step(const std::string& step);  // "07_sfu" -> "07"
 

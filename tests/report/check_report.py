@@ -67,8 +67,7 @@ def mode_tables(exe, fixtures):
     try:
         steps = ["--steps", os.path.join(fixtures, "steps")]
         md = generate(exe, os.path.join(fixtures, "results"), tmp, "--no-render", *steps)
-        check("34 records" in md, "all 34 fixture records read (blank lines skipped)")
-        check("Kept as evidence and not drawn: 1 record newtrack `tune-old`." in md, "tune-* records are set aside")
+        check("35 records" in md, "all 35 fixture records read (blank lines skipped)")
         check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
 
         ceil = section(md, "## Measured ceilings")
@@ -119,10 +118,16 @@ def mode_tables(exe, fixtures):
         check("| 1048576 | 40.00 k | 5.000 M |" in mc, "photons/ms against photons table")
         check("6 points over threads x photons-per-thread (" in mc, "the grid's keys are the axes, derived params are not")
         check("Best point: threads 512, photons-per-thread 256" in mc, "mc tuning best point")
+        old = section(md, "#### 05_gpu_tuned, problem small, NVIDIA H100 80GB HBM3, commit fix0000")
+        check("2 points over threads (2025-12-01)" in old and "Best point: threads 512: 0.4194 ms, 2.500 M photons/ms." in old,
+              "a superseded sweep is summarised")
+        check("Superseded by the sweep of commit fix0001 above: not drawn." in old and "|" not in old and "figures/" not in old,
+              "a superseded sweep has no table and no figure")
+        check("fix0000" not in " ".join(figures_of(md)), "no figure of a superseded commit")
 
         other = section(md, "## newtrack: newtrack")
         check(row(other, "01_fast")[2:4] + row(other, "01_fast")[8:9] == ["5.000", "7.500", "**FAIL**"],
-              "failed validation shown; the newer tune-old record is not a ladder row")
+              "an unknown track gets the generic ladder; failed validation shown")
 
         names = figures_of(md)
         check(len(names) == 11, f"11 figures referenced, got {len(names)}")
