@@ -1,41 +1,124 @@
 #include "cli.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <sys/stat.h>
 
 #include "error.hpp"
 
 namespace core {
 
+namespace {
+
+// A seed is a decimal number in [0, 2^64): "-1" or a number past 2^64 is an error, not a
+// silently wrapped or saturated seed.
+std::string parse_seed(const std::string& text, uint64_t& seed) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, seed);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+    return "--seed " + text + ": not a non-negative whole number";
+  if (ec == std::errc::result_out_of_range) return "--seed " + text + ": larger than 2^64 - 1";
+  return "";
+}
+
+const Tunable& find(const Tunables& tunables, const std::string& name) {
+  for (const Tunable& t : tunables)
+    if (t.name == name) return t;
+  throw std::logic_error("step reads tunable '" + name + "' that it did not declare");
+}
+
+}  // namespace
+
+namespace {
+CLI::Validator finite_in(double min, double max, const std::string& description) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        if (v < min || v > max)
+          return "Value " + text + " not in range [" + CLI::detail::to_string(min) + " - " +
+                 CLI::detail::to_string(max) + "]";
+        return "";
+      },
+      description);
+}
+}  // namespace
+
+CLI::Validator FiniteRange(double min, double max) {
+  return finite_in(min, max, "FLOAT in [" + CLI::detail::to_string(min) + " - " + CLI::detail::to_string(max) + "]");
+}
+
 void add_core_options(CLI::App& app, CoreOptions& o) {
-  app.add_option("--size", o.size, "Built-in generated problem")
-      ->check(CLI::IsMember({"tiny", "small", "large"}))
-      ->capture_default_str();
-  app.add_option("--input", o.input, "Problem folder (meta.json + .npy files) instead of --size");
+  CLI::Option* size = app.add_option("--size", o.size, "Built-in generated problem")
+                          ->check(CLI::IsMember({"tiny", "small", "large"}))
+                          ->capture_default_str();
+  app.add_option("--input", o.input, "Problem folder (meta.json + .npy files) instead of --size")
+      ->excludes(size);
   app.add_option("--repeat", o.repeat, "Timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed runs first")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_flag("--check", o.check, "Validate against the CPU double-precision reference; exit 1 on failure");
   app.add_option("--json", o.json_path, "Append one results record (JSON line) to this file");
   app.add_option("--out", o.out, "Write the output array to this .npy file");
-  app.add_option("--seed", o.seed, "Seed of the generated problem")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--seed",
+         [&o](const std::string& text) {
+           const std::string error = parse_seed(text, o.seed);
+           if (!error.empty()) throw CLI::ValidationError(error);
+         },
+         "Seed of the generated problem, 0 .. 2^64 - 1")
+      ->default_str(std::to_string(o.seed));
   app.add_option("--device", o.device, "CUDA device index")->check(CLI::Range(0, 63))->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only errors");
   app.add_option("--tag", o.tag, "Label for the results record (the tuner writes \"tune\")");
 }
 
 void add_tunables(CLI::App& app, Tunables& tunables) {
-  for (Tunable& t : tunables)
-    app.add_option("--" + t.name, t.value, t.help)
-        ->check(CLI::Range(t.min, t.max))
-        ->capture_default_str();
+  for (Tunable& t : tunables) {
+    if (t.integer)
+      app.add_option_function<long>("--" + t.name, [&t](const long& v) { t.value = double(v); }, t.help)
+          ->check(CLI::Range(long(t.min), long(t.max)))
+          ->default_str(std::to_string(long(t.value)));
+    else
+      app.add_option_function<double>("--" + t.name, [&t](const double& v) { t.value = v; }, t.help)
+          ->check(FiniteRange(t.min, t.max))
+          ->default_str(CLI::detail::to_string(t.value));
+  }
 }
 
 long tunable(const Tunables& tunables, const std::string& name) {
-  for (const Tunable& t : tunables)
-    if (t.name == name) return t.value;
-  throw std::logic_error("step reads tunable '" + name + "' that it did not declare");
+  const Tunable& t = find(tunables, name);
+  if (!t.integer) throw std::logic_error("tunable '" + name + "' is real; read it with real_tunable");
+  return long(t.value);
+}
+
+double real_tunable(const Tunables& tunables, const std::string& name) { return find(tunables, name).value; }
+
+nlohmann::json tunables_json(const Tunables& tunables) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Tunable& t : tunables) {
+    if (t.integer)
+      j[t.name] = long(t.value);
+    else
+      j[t.name] = t.value;
+  }
+  return j;
 }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  // Every real-valued flag, the track's and the step's included, refuses NaN and infinities
+  // here, once, whatever range its own check allows.
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_type_name().rfind("FLOAT", 0) == 0) opt->check(finite_in(-HUGE_VAL, HUGE_VAL, ""));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -48,6 +131,20 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     return kBadUsage;
   }
   return std::nullopt;
+}
+
+void check_output_path(const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) throw UsageError(flag + " " + path + ": is a folder, not a file");
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (flag != "--json" && !fs::is_directory(parent, ec))
+    throw UsageError(flag + " " + path + ": folder " + parent.string() + " does not exist");
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+    throw UsageError(flag + " " + path + ": not a regular file");
 }
 
 }  // namespace core

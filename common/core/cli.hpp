@@ -1,8 +1,8 @@
-// The flags every step program accepts (DESIGN.md, "The step contract"), on CLI11.
+// The flags every step program accepts (the step contract in README.md), on CLI11.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,20 +25,34 @@ struct CoreOptions {
 
 void add_core_options(CLI::App& app, CoreOptions& o);
 
-// A step's tuning parameter (--threads, --unroll, ...): declared by the step with its
-// default and its allowed range, so that a step only accepts the flags it uses.
+// A step's own parameter (--threads, --unroll, --gpu-fraction, ...), declared by the step with
+// its default and its allowed range, so that a step accepts only the flags it uses.
 struct Tunable {
   std::string name;
-  long value;
-  long min, max;
+  double value;
+  double min, max;
   std::string help;
+  bool integer = true;  // false: a real number (a fraction, a factor)
 };
 using Tunables = std::vector<Tunable>;
 void add_tunables(CLI::App& app, Tunables& tunables);
-long tunable(const Tunables& t, const std::string& name);  // throws if the step did not declare it
+// The value of a declared tunable; throws std::logic_error if the step did not declare it.
+long tunable(const Tunables& t, const std::string& name);
+double real_tunable(const Tunables& t, const std::string& name);
+// {name: value} for the results record; integers stay integers.
+nlohmann::json tunables_json(const Tunables& t);
+
+// A range check for real-valued flags that also refuses NaN and infinities (a plain range
+// check lets NaN through: every comparison with it is false).
+CLI::Validator FiniteRange(double min, double max);
 
 // Parses argv. Returns an exit code when the program should stop now (0 after --help,
 // 2 after a bad flag, with CLI11's message naming it), nothing when it should go on.
+// Every floating-point flag of the program refuses NaN and infinities, whatever its range.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
+
+// Refuses an output path that cannot be written before any work is done: a folder, a missing
+// parent folder, a file that cannot be opened for appending (UsageError naming the flag).
+void check_output_path(const std::string& flag, const std::string& path);
 
 }  // namespace core

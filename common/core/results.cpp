@@ -1,9 +1,12 @@
 #include "results.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -97,10 +100,19 @@ void append_record(const std::string& path, const json& record) {
     std::error_code ec;
     std::filesystem::create_directories(p.parent_path(), ec);
   }
-  std::ofstream out(path, std::ios::app);
-  if (!out) throw UsageError(path + ": cannot open results file for appending");
-  out << record.dump() << '\n';
-  if (!out) throw RuntimeError(path + ": write failed");
+  // One write() of the whole line on a file opened for appending: the kernel appends it at
+  // the end in one piece, so programs appending to one file at once never interleave their
+  // records (a buffered stream would split a large record into several writes).
+  const std::string line = record.dump() + '\n';
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError(path + ": cannot open results file for appending: " + std::strerror(errno));
+  const ssize_t written = ::write(fd, line.data(), line.size());
+  const int write_errno = errno;
+  const int closed = ::close(fd);
+  if (written != ssize_t(line.size()))
+    throw RuntimeError(path + ": the record was not written: " +
+                       (written < 0 ? std::strerror(write_errno) : "short write (disk full?)"));
+  if (closed != 0) throw RuntimeError(path + ": the record was not written: close: " + std::strerror(errno));
 }
 
 std::string check_record(const json& r) {

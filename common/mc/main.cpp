@@ -1,17 +1,15 @@
-// The MC harness: main() for every MC step program. A step supplies only its algorithm
-// (step.hpp); this file parses the flags, sets up the problem, times the step, validates
-// its tally against the exact transport solution, and writes the output and the record.
+// The MC harness: main() of every MC step program, on the shared loop (core/harness.hpp).
+// What is MC's own: the medium and photon-count flags, the problem, validation of the tally
+// against the exact transport solution, the heat profile as output and in the record.
 #include <cmath>
 #include <cstdio>
 
-#include "cli.hpp"
-#include "device.hpp"
 #include "error.hpp"
 #include "exact.hpp"
+#include "harness.hpp"
 #include "npy.hpp"
 #include "nvtx.hpp"
 #include "problem.hpp"
-#include "results.hpp"
 #include "step.hpp"
 #include "validation.hpp"
 
@@ -19,7 +17,6 @@ namespace mc {
 namespace {
 
 struct Options {
-  core::CoreOptions core;
   uint64_t photons = 0;  // 0: from --size
   Problem physics;       // the medium and the tallies; photons, seed and name are filled later
 };
@@ -36,20 +33,20 @@ void add_problem_options(CLI::App& app, Options& o) {
   app.add_option("--roulette-survival", p.roulette_survival, "Roulette survival probability")->check(CLI::Range(1e-3, 1.0))->capture_default_str();
 }
 
-Problem make_problem(const Options& o, bool gpu, const std::string& program) {
-  if (!o.core.input.empty())
-    throw core::UsageError("--input " + o.core.input + ": the MC problem has no input files; it is set by --size/--photons and the medium flags");
+Problem make_problem(const Options& o, const core::CoreOptions& core, bool gpu, const std::string& program) {
+  if (!core.input.empty())
+    throw core::UsageError("--input " + core.input + ": the MC problem has no input files; it is set by --size/--photons and the medium flags");
   Problem p = o.physics;
-  p.seed = o.core.seed;
+  p.seed = core.seed;
   if (o.photons) {
     p.photons = o.photons;
     p.name = "custom";
   } else {
-    if (o.core.size == "large" && !gpu)
+    if (core.size == "large" && !gpu)
       throw core::UsageError("--size large is the GPU scale (2^30 photons); " + program +
                              " would take hours on a CPU. Use --size small, or --photons N to insist.");
-    p.photons = photons_of_size(o.core.size);
-    p.name = o.core.size;
+    p.photons = photons_of_size(core.size);
+    p.name = core.size;
   }
   return p;
 }
@@ -91,102 +88,92 @@ core::json profile_record(const Problem& p, const Verdict& v) {
   return {{"r_mm", r_mm}, {"heat", heat}, {"stderr", err}, {"exact", exact}, {"unit", "W/cm^3"}};
 }
 
-int run(int argc, char** argv) {
-  const StepInfo info = step_info();
-  const std::string program = "mc_" + info.id;
-  CLI::App app{"stepwise mc " + info.id + ": " + info.title, program};
-  Options o;
-  core::add_core_options(app, o.core);
-  add_problem_options(app, o);
-  core::Tunables tunables = info.tunables;
-  core::add_tunables(app, tunables);
-  RealTunables reals = info.reals;
-  for (RealTunable& r : reals)
-    app.add_option("--" + r.name, r.value, r.help)->check(CLI::Range(r.min, r.max))->capture_default_str();
-  if (auto code = core::parse_command_line(app, argc, argv)) return *code;
+class McTrack final : public core::Track {
+ public:
+  void add_options(CLI::App& app) override { add_problem_options(app, o_); }
 
-  core::DeviceInfo device;
-  if (info.gpu) device = core::require_gpu(o.core.device);
-  const Problem p = make_problem(o, info.gpu, program);
-
-  Tally tally;
-  std::unique_ptr<Step> step = make_step(tunables, reals);
-  const core::Phases phases{
-      [&] { core::NvtxRange r("load"); step->load(p); },
-      [&] { core::NvtxRange r("compute"); step->compute(); },
-      [&] { core::NvtxRange r("store"); step->store(tally); }};
-  auto timer = info.gpu ? core::make_device_timer() : core::make_host_timer();
-  const core::TimedRuns t = core::time_runs(phases, *timer, o.core.warmup, o.core.repeat, !o.core.quiet);
-  const double photons_per_ms = double(p.photons) / t.kernel_ms.median;
-
-  const bool validate_now = o.core.check || !o.core.json_path.empty() || !o.core.out.empty();
-  Verdict v;
-  if (validate_now) {
-    core::NvtxRange r("reference");
-    v = validate(p, tally);
+  void prepare(const core::CoreOptions& core, const core::Tunables& tunables, bool gpu, const std::string& program) override {
+    p_ = make_problem(o_, core, gpu, program);
+    step_ = make_step(tunables);
   }
 
-  if (!o.core.out.empty()) {
+  core::Phases phases() override {
+    return {[this] { core::NvtxRange r("load"); step_->load(p_); },
+            [this] { core::NvtxRange r("compute"); step_->compute(); },
+            [this] { core::NvtxRange r("store"); step_->store(tally_); }};
+  }
+
+  std::string describe() const override {
+    return "problem=" + p_.name + " (" + std::to_string(p_.photons) + " photons)";
+  }
+
+  core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params()}, {"digest", p_.digest()}}; }
+
+  void describe_params(core::json& params) const override { step_->describe(params); }
+
+  core::Rate rate(double kernel_ms) const override {
+    return {{{"unit", "photons"}, {"count", p_.photons}, {"interactions_per_photon", expected_interactions(p_)}},
+            double(p_.photons) / kernel_ms, "photons/ms"};
+  }
+
+  core::Verdict validate(const core::CoreOptions&) override {
+    v_ = mc::validate(p_, tally_);
+    core::Verdict out;
+    out.pass = v_.pass;
+    out.record = validation_record(p_, v_);
+    out.failure = v_.failure;
+    out.summary = summary(p_, v_);
+    return out;
+  }
+
+  void write_output(const std::string& path, const core::Verdict&) override {
     // float64 [shells, 3]: heat, its standard error, the exact heat. Rows 0 .. shells-2 are
     // W/cm^3 per launched W; the last row is the fraction absorbed beyond the inner shells.
-    const std::vector<double> heat = heat_density(p, v.stats.mean.empty() ? std::vector<double>(p.shells, NAN) : v.stats.mean);
-    const std::vector<double> exact = heat_density(p, v.exact);
-    std::vector<double> se(v.stats.stderr_of_mean);
+    const Problem& p = p_;
+    const std::vector<double> heat = heat_density(p, v_.stats.mean.empty() ? std::vector<double>(p.shells, NAN) : v_.stats.mean);
+    const std::vector<double> exact = heat_density(p, v_.exact);
+    std::vector<double> se(v_.stats.stderr_of_mean);
     se.resize(p.shells, NAN);
     for (int i = 0; i + 1 < p.shells; ++i) se[i] /= p.shell_volume_cm3(i);
     std::vector<double> out;
     for (int i = 0; i < p.shells; ++i) out.insert(out.end(), {heat[i], se[i], exact[i]});
-    core::write_npy(o.core.out, {size_t(p.shells), size_t(3)}, out.data());
+    core::write_npy(path, {size_t(p.shells), size_t(3)}, out.data());
   }
 
-  if (!o.core.json_path.empty()) {
-    core::json params = core::json::object();
-    for (const auto& tu : tunables) params[tu.name] = tu.value;
-    for (const auto& r : reals) params[r.name] = r.value;
-    step->describe(params);
-    core::json r = core::step_record("mc", info.id, info.title, info.gpu,
-                                     {{"name", p.name}, {"params", p.params()}, {"digest", p.digest()}},
-                                     params, device, t, o.core);
-    r["work"] = {{"unit", "photons"}, {"count", p.photons},
-                 {"interactions_per_photon", expected_interactions(p)}};
-    r["throughput"] = {{"value", photons_per_ms}, {"unit", "photons/ms"}};
-    r["validation"] = validation_record(p, v);
-    r["profile"] = profile_record(p, v);
-    core::append_record(o.core.json_path, r);
-  }
+  void extend_record(core::json& record, const core::Verdict&) const override { record["profile"] = profile_record(p_, v_); }
 
-  if (!o.core.quiet) {
-    printf("%s  %s  problem=%s (%llu photons)%s%s\n", program.c_str(), info.title.c_str(), p.name.c_str(),
-           static_cast<unsigned long long>(p.photons), info.gpu ? "  device=" : "", device.name.c_str());
-    printf("  time    kernel %.4g ms (min %.4g, max %.4g), end-to-end %.4g ms, %d runs\n",
-           t.kernel_ms.median, t.kernel_ms.min, t.kernel_ms.max, t.total_ms.median, t.repeat);
-    printf("  rate    %.4g photons/ms\n", photons_per_ms);
-    if (validate_now) {
-      const int mm1 = std::lround(1000.0 / p.microns_per_shell) < p.shells - 1 ? int(std::lround(1000.0 / p.microns_per_shell)) : 0;
-      printf("  heat    shell at %.3f mm: %.5g +- %.2g W/cm^3 (exact %.5g); beyond %.3g mm: %.5f +- %.5f (exact %.5f)\n",
-             mm1 * p.microns_per_shell * 1e-3, v.stats.mean.empty() ? NAN : v.stats.mean[mm1] / p.shell_volume_cm3(mm1),
-             v.stats.stderr_of_mean.empty() ? NAN : v.stats.stderr_of_mean[mm1] / p.shell_volume_cm3(mm1),
-             v.exact[mm1] / p.shell_volume_cm3(mm1), (p.shells - 1) * p.microns_per_shell * 1e-3,
-             v.beyond.value, v.beyond.stderr, v.exact.back());
-      if (v.chi2.defined)
-        printf("  check   %s vs exact transport: T^2 %.1f on %g shells, %zu batches, p-value %.3g (limit %g); "
+ private:
+  static std::string summary(const Problem& p, const Verdict& v) {
+    char text[1024];
+    const int mm1 = std::lround(1000.0 / p.microns_per_shell) < p.shells - 1 ? int(std::lround(1000.0 / p.microns_per_shell)) : 0;
+    int n = snprintf(text, sizeof text, "  heat    shell at %.3f mm: %.5g +- %.2g W/cm^3 (exact %.5g); beyond %.3g mm: %.5f +- %.5f (exact %.5f)\n",
+                     mm1 * p.microns_per_shell * 1e-3, v.stats.mean.empty() ? NAN : v.stats.mean[mm1] / p.shell_volume_cm3(mm1),
+                     v.stats.stderr_of_mean.empty() ? NAN : v.stats.stderr_of_mean[mm1] / p.shell_volume_cm3(mm1),
+                     v.exact[mm1] / p.shell_volume_cm3(mm1), (p.shells - 1) * p.microns_per_shell * 1e-3,
+                     v.beyond.value, v.beyond.stderr, v.exact.back());
+    if (v.chi2.defined)
+      snprintf(text + n, sizeof text - n,
+               "  check   %s vs exact transport: T^2 %.1f on %g shells, %zu batches, p-value %.3g (limit %g); "
                "energy %.6f +- %.6f (z %.2f); beyond z %.2f (limit %g)\n",
                v.pass ? "PASS" : "FAIL", v.chi2.t2, v.chi2.dof1, v.stats.batches, v.chi2.p_value, kPValueThreshold,
                v.energy.value, v.energy.stderr, v.energy_z, v.beyond_z, kZLimit);
-      else
-        printf("  check   %s: no chi-square (%s)\n", v.pass ? "PASS" : "FAIL", v.chi2.why.c_str());
-    }
+    else
+      snprintf(text + n, sizeof text - n, "  check   %s: no chi-square (%s)\n", v.pass ? "PASS" : "FAIL", v.chi2.why.c_str());
+    return text;
   }
-  if (o.core.check && !v.pass) {
-    fprintf(stderr, "%s: validation FAILED: %s\n", program.c_str(), v.failure.c_str());
-    return core::kValidationFailed;
-  }
-  return core::kOk;
-}
+
+  Options o_;
+  Problem p_;
+  Tally tally_;
+  Verdict v_;
+  std::unique_ptr<Step> step_;
+};
 
 }  // namespace
 }  // namespace mc
 
 int main(int argc, char** argv) {
-  return core::exit_code_of(argv[0], [&] { return mc::run(argc, argv); });
+  const mc::StepInfo info = mc::step_info();
+  mc::McTrack track;
+  return core::run_step_program(track, {"mc", info.id, info.title, info.gpu, info.tunables}, argc, argv);
 }

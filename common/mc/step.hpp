@@ -32,21 +32,11 @@ struct Tally {
   const double* row(size_t b) const { return rows.data() + b * width(); }
 };
 
-// A step's real-valued parameter (the hybrid's --gpu-fraction); integer ones are core::Tunable.
-struct RealTunable {
-  std::string name;
-  double value, min, max;
-  std::string help;
-};
-using RealTunables = std::vector<RealTunable>;
-double real_tunable(const RealTunables& t, const std::string& name);
-
 struct StepInfo {
   std::string id;     // "05_gpu_tuned"
   std::string title;  // one line for tables
   bool gpu;
-  core::Tunables tunables;  // the step's own integer flags with their defaults
-  RealTunables reals = {};
+  core::Tunables tunables;  // the step's own flags with their defaults
 };
 
 class Step {
@@ -64,6 +54,6 @@ class Step {
 };
 
 StepInfo step_info();
-std::unique_ptr<Step> make_step(const core::Tunables& tunables, const RealTunables& reals);
+std::unique_ptr<Step> make_step(const core::Tunables& tunables);
 
 }  // namespace mc

@@ -1,137 +1,131 @@
-// The MRI harness: main() for every MRI step program. A step supplies only its algorithm
-// (step.hpp); this file parses the flags, builds or reads the problem, times the step,
-// validates it, and writes the output and the results record.
+// The MRI harness: main() of every MRI step program, on the shared loop (core/harness.hpp).
+// What is MRI's own: the --kernel and input flags, the problem (generated, a folder or a
+// Parboil file), validation against the CPU double reference or a Parboil output, and the
+// output as a complex64 volume.
 #include <cstdio>
 
-#include "cli.hpp"
-#include "device.hpp"
 #include "error.hpp"
+#include "harness.hpp"
 #include "npy.hpp"
 #include "nvtx.hpp"
 #include "problem.hpp"
-#include "results.hpp"
 #include "step.hpp"
 #include "validation.hpp"
 
 namespace mri {
 namespace {
 
-struct Options {
-  core::CoreOptions core;
-  std::string kernel = "fhd";
-  std::string parboil_input, parboil_expect;
-  double noise = 0;
-  size_t samples = 0;  // 0: all
-};
+class MriTrack final : public core::Track {
+ public:
+  explicit MriTrack(Accuracy accuracy) : accuracy_(accuracy) {}
 
-Problem load_problem(const Options& o, bool gpu, const std::string& program) {
-  const int sources = !o.core.input.empty() + !o.parboil_input.empty();
-  if (sources > 1) throw core::UsageError("--input and --input-parboil are exclusive");
-  if (sources > 0 && o.samples) throw core::UsageError("--samples applies to the built-in --size problems only");
-  if (!o.parboil_input.empty()) return load_parboil(o.parboil_input);
-  if (!o.core.input.empty()) return load_folder(o.core.input);
-  if (o.core.size == "large" && !gpu && o.samples == 0)
-    throw core::UsageError("--size large is the GPU scale (8.4e11 voxel-sample pairs); " + program +
-                           " would take hours on a CPU. Use --size small.");
-  return generate(o.core.size, o.core.seed, o.noise, o.samples);
-}
-
-int run(int argc, char** argv) {
-  const StepInfo info = step_info();
-  const std::string program = "mri_" + info.id;
-  CLI::App app{"stepwise mri " + info.id + ": " + info.title, program};
-  Options o;
-  core::add_core_options(app, o.core);
-  app.add_option("--kernel", o.kernel, "fhd (F^H d) or q (Q)")->check(CLI::IsMember({"fhd", "q"}))->capture_default_str();
-  app.add_option("--input-parboil", o.parboil_input, "Parboil mri-q input file (Q only)");
-  app.add_option("--expect-parboil", o.parboil_expect, "Parboil mri-q reference output: validate against it with Parboil's tolerance");
-  app.add_option("--noise", o.noise, "Complex Gaussian noise on the generated data (fraction of |d(0)|)")->check(CLI::Range(0.0, 10.0));
-  app.add_option("--samples", o.samples, "Keep only the first N k-space samples of the --size problem: tuning sweeps keep the full voxel grid at a fraction of the time")->check(CLI::Range(size_t(1), kMaxSamples));
-  core::Tunables tunables = info.tunables;
-  core::add_tunables(app, tunables);
-  if (auto code = core::parse_command_line(app, argc, argv)) return *code;
-
-  const Kernel kernel = o.kernel == "q" ? Kernel::q : Kernel::fhd;
-  core::DeviceInfo device;
-  if (info.gpu) device = core::require_gpu(o.core.device);
-
-  Problem p = load_problem(o, info.gpu, program);
-  if (kernel == Kernel::fhd && !p.has_data())
-    throw core::UsageError(p.name + ": has no k-space data d (a Parboil mri-q input); use --kernel q");
-  if (!o.parboil_expect.empty() && o.parboil_input.empty())
-    throw core::UsageError("--expect-parboil needs --input-parboil");
-
-  const Inputs in{kernel, int(p.samples()), int(p.voxels()),
-                  p.kx.data(), p.ky.data(), p.kz.data(), p.phiR.data(), p.phiI.data(),
-                  p.has_data() ? p.dR.data() : nullptr, p.has_data() ? p.dI.data() : nullptr,
-                  p.x.data(), p.y.data(), p.z.data(), p.grid[0], p.grid[1], p.grid[2]};
-  std::vector<float> outR(p.voxels()), outI(p.voxels());
-  std::unique_ptr<Step> step = make_step(tunables);
-  const core::Phases phases{
-      [&] { core::NvtxRange r("load"); step->load(in); },
-      [&] { core::NvtxRange r("compute"); step->compute(); },
-      [&] { core::NvtxRange r("store"); step->store(outR.data(), outI.data()); }};
-  auto timer = info.gpu ? core::make_device_timer() : core::make_host_timer();
-  const core::TimedRuns t = core::time_runs(phases, *timer, o.core.warmup, o.core.repeat, !o.core.quiet);
-
-  const double pairs = double(p.samples()) * double(p.voxels());
-  const double pairs_per_s = pairs / (t.kernel_ms.median * 1e-3);
-
-  const bool validate_now = o.core.check || !o.core.json_path.empty();
-  Verdict v;
-  if (validate_now) {
-    core::NvtxRange r("reference");
-    v = o.parboil_expect.empty()
-            ? validate(p, kernel, info.accuracy, outR.data(), outI.data(), o.core.seed)
-            : validate_parboil(load_parboil_output(o.parboil_expect, p.voxels()), outR.data(), outI.data());
+  void add_options(CLI::App& app) override {
+    app.add_option("--kernel", kernel_name_, "fhd (F^H d) or q (Q)")->check(CLI::IsMember({"fhd", "q"}))->capture_default_str();
+    app.add_option("--input-parboil", parboil_input_, "Parboil mri-q input file (Q only)");
+    app.add_option("--expect-parboil", parboil_expect_, "Parboil mri-q reference output: validate against it with Parboil's tolerance");
+    app.add_option("--noise", noise_, "Complex Gaussian noise on the generated data (fraction of |d(0)|)")->check(CLI::Range(0.0, 10.0));
+    app.add_option("--samples", samples_, "Keep only the first N k-space samples of the --size problem: tuning sweeps keep the full voxel grid at a fraction of the time")->check(CLI::Range(size_t(1), kMaxSamples));
   }
 
-  if (!o.core.out.empty()) {
-    std::vector<std::complex<float>> out(p.voxels());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = {outR[i], outI[i]};
-    const std::vector<size_t> shape = p.grid[0] ? std::vector<size_t>{size_t(p.grid[2]), size_t(p.grid[1]), size_t(p.grid[0])}
-                                                : std::vector<size_t>{p.voxels()};
-    core::write_npy(o.core.out, shape, out.data());
+  void prepare(const core::CoreOptions& o, const core::Tunables& tunables, bool gpu, const std::string& program) override {
+    kernel_ = kernel_name_ == "q" ? Kernel::q : Kernel::fhd;
+    if (!parboil_expect_.empty() && parboil_input_.empty()) throw core::UsageError("--expect-parboil needs --input-parboil");
+    p_ = load_problem(o, gpu, program);
+    if (kernel_ == Kernel::fhd && !p_.has_data())
+      throw core::UsageError(p_.name + ": has no k-space data d (a Parboil mri-q input); use --kernel q");
+    in_ = {kernel_, int(p_.samples()), int(p_.voxels()),
+           p_.kx.data(), p_.ky.data(), p_.kz.data(), p_.phiR.data(), p_.phiI.data(),
+           p_.has_data() ? p_.dR.data() : nullptr, p_.has_data() ? p_.dI.data() : nullptr,
+           p_.x.data(), p_.y.data(), p_.z.data(), p_.grid[0], p_.grid[1], p_.grid[2]};
+    outR_.assign(p_.voxels(), 0.0f);
+    outI_.assign(p_.voxels(), 0.0f);
+    step_ = make_step(tunables);
   }
 
-  if (!o.core.json_path.empty()) {
-    core::json params = {{"kernel", kernel_name(kernel)}, {"accuracy", accuracy_name(info.accuracy)}};
-    for (const auto& tu : tunables) params[tu.name] = tu.value;
-    core::json r = core::step_record("mri", info.id, info.title, info.gpu,
-                                     {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}},
-                                     params, device, t, o.core);
+  core::Phases phases() override {
+    return {[this] { core::NvtxRange r("load"); step_->load(in_); },
+            [this] { core::NvtxRange r("compute"); step_->compute(); },
+            [this] { core::NvtxRange r("store"); step_->store(outR_.data(), outI_.data()); }};
+  }
+
+  std::string describe() const override {
+    char text[256];
+    snprintf(text, sizeof text, "kernel=%s  problem=%s (%zu samples x %zu voxels)", kernel_name(kernel_),
+             p_.name.c_str(), p_.samples(), p_.voxels());
+    return text;
+  }
+
+  core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params}, {"digest", p_.digest()}}; }
+
+  void describe_params(core::json& params) const override {
+    params["kernel"] = kernel_name(kernel_);
+    params["accuracy"] = accuracy_name(accuracy_);
+  }
+
+  core::Rate rate(double kernel_ms) const override {
+    const double pairs = double(p_.samples()) * double(p_.voxels());
     // 14 FP32 operations per pair besides the sine and cosine: 5 for the phase k.x,
     // 1 for the 2 pi, 8 for the complex multiply-accumulate.
-    r["work"] = {{"unit", "pairs"}, {"count", pairs}, {"flop", 14 * pairs}, {"sincos", pairs}};
-    r["throughput"] = {{"value", pairs_per_s}, {"unit", "pairs/s"}};
-    r["validation"] = core::validation_json(v.reference, v.metrics, v.pass);
-    r["validation"]["threshold"] = v.threshold;
-    core::append_record(o.core.json_path, r);
+    return {{{"unit", "pairs"}, {"count", pairs}, {"flop", 14 * pairs}, {"sincos", pairs}},
+            pairs / (kernel_ms * 1e-3), "pairs/s"};
   }
 
-  if (!o.core.quiet) {
-    printf("%s  %s  kernel=%s  problem=%s (%zu samples x %zu voxels)%s%s\n", program.c_str(),
-           info.title.c_str(), kernel_name(kernel), p.name.c_str(), p.samples(), p.voxels(),
-           info.gpu ? "  device=" : "", device.name.c_str());
-    printf("  time    kernel %.4g ms (min %.4g, max %.4g), end-to-end %.4g ms, %d runs\n",
-           t.kernel_ms.median, t.kernel_ms.min, t.kernel_ms.max, t.total_ms.median, t.repeat);
-    printf("  rate    %.4g pairs/s\n", pairs_per_s);
-    if (validate_now)
-      printf("  check   %s vs %s on %zu voxels: rel_l2 %.3g (limit %.3g), max_abs %.3g, PSNR %.1f dB%s\n",
+  core::Verdict validate(const core::CoreOptions& o) override {
+    const bool parboil = !parboil_expect_.empty();
+    const Verdict v = parboil ? validate_parboil(load_parboil_output(parboil_expect_, p_.voxels()), outR_.data(), outI_.data())
+                              : mri::validate(p_, kernel_, accuracy_, outR_.data(), outI_.data(), o.seed);
+    core::Verdict out;
+    out.pass = v.pass;
+    out.record = core::validation_json(v.reference, v.metrics, v.pass);
+    out.record["threshold"] = v.threshold;
+    char line[512];
+    snprintf(line, sizeof line, "  check   %s vs %s on %zu voxels: rel_l2 %.3g (limit %.3g), max_abs %.3g, PSNR %.1f dB%s\n",
              v.pass ? "PASS" : "FAIL", v.reference.c_str(), v.metrics.count, v.metrics.rel_l2,
-             v.reference == "parboil" ? 0.0 : v.threshold, v.metrics.max_abs, v.metrics.psnr_db,
-             v.reference == "parboil" ? (", " + std::to_string(v.failures) + " components outside Parboil's tolerance").c_str() : "");
+             parboil ? 0.0 : v.threshold, v.metrics.max_abs, v.metrics.psnr_db,
+             parboil ? (", " + std::to_string(v.failures) + " components outside Parboil's tolerance").c_str() : "");
+    out.summary = line;
+    snprintf(line, sizeof line, "rel_l2 %.3g", v.metrics.rel_l2);
+    out.failure = line;
+    return out;
   }
-  if (o.core.check && !v.pass) {
-    fprintf(stderr, "%s: validation FAILED (rel_l2 %.3g)\n", program.c_str(), v.metrics.rel_l2);
-    return core::kValidationFailed;
+
+  void write_output(const std::string& path, const core::Verdict&) override {
+    std::vector<std::complex<float>> out(p_.voxels());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = {outR_[i], outI_[i]};
+    const std::vector<size_t> shape = p_.grid[0] ? std::vector<size_t>{size_t(p_.grid[2]), size_t(p_.grid[1]), size_t(p_.grid[0])}
+                                                 : std::vector<size_t>{p_.voxels()};
+    core::write_npy(path, shape, out.data());
   }
-  return core::kOk;
-}
+
+ private:
+  Problem load_problem(const core::CoreOptions& o, bool gpu, const std::string& program) const {
+    const int sources = !o.input.empty() + !parboil_input_.empty();
+    if (sources > 1) throw core::UsageError("--input and --input-parboil are exclusive");
+    if (sources > 0 && samples_) throw core::UsageError("--samples applies to the built-in --size problems only");
+    if (!parboil_input_.empty()) return load_parboil(parboil_input_);
+    if (!o.input.empty()) return load_folder(o.input);
+    if (o.size == "large" && !gpu && samples_ == 0)
+      throw core::UsageError("--size large is the GPU scale (8.4e11 voxel-sample pairs); " + program +
+                             " would take hours on a CPU. Use --size small.");
+    return generate(o.size, o.seed, noise_, samples_);
+  }
+
+  Accuracy accuracy_;
+  std::string kernel_name_ = "fhd", parboil_input_, parboil_expect_;
+  double noise_ = 0;
+  size_t samples_ = 0;  // 0: all
+  Kernel kernel_ = Kernel::fhd;
+  Problem p_;
+  Inputs in_{};
+  std::vector<float> outR_, outI_;
+  std::unique_ptr<Step> step_;
+};
 
 }  // namespace
 }  // namespace mri
 
 int main(int argc, char** argv) {
-  return core::exit_code_of(argv[0], [&] { return mri::run(argc, argv); });
+  const mri::StepInfo info = mri::step_info();
+  mri::MriTrack track(info.accuracy);
+  return core::run_step_program(track, {"mri", info.id, info.title, info.gpu, info.tunables}, argc, argv);
 }

@@ -116,6 +116,6 @@ StepInfo step_info() {
           {{"bug", 1, 0, 3, "1: the seed's wrong disk, 2: roulette without re-weighting, 3: the walk in r with mu on (0, 1); 0: no bug, the walk in r"}}};
 }
 
-std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) { return std::make_unique<Biased>(int(core::tunable(t, "bug"))); }
+std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Biased>(int(core::tunable(t, "bug"))); }
 
 }  // namespace mc

@@ -88,6 +88,6 @@ class Cpu final : public Step {
 
 StepInfo step_info() { return {"00_cpu", "CPU, one thread: tiny_mc as published", false, {}}; }
 
-std::unique_ptr<Step> make_step(const core::Tunables&, const RealTunables&) { return std::make_unique<Cpu>(); }
+std::unique_ptr<Step> make_step(const core::Tunables&) { return std::make_unique<Cpu>(); }
 
 }  // namespace mc

@@ -88,6 +88,6 @@ class CpuOmp final : public Step {
 
 StepInfo step_info() { return {"01_cpu_omp", "CPU, OpenMP over batches of photons", false, {}}; }
 
-std::unique_ptr<Step> make_step(const core::Tunables&, const RealTunables&) { return std::make_unique<CpuOmp>(); }
+std::unique_ptr<Step> make_step(const core::Tunables&) { return std::make_unique<CpuOmp>(); }
 
 }  // namespace mc

@@ -168,7 +168,7 @@ StepInfo step_info() {
           {{"threads", 128, 32, 1024, "Threads per block"}}};
 }
 
-std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) {
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
   return std::make_unique<GpuRngDirection>(core::tunable(t, "threads"));
 }
 

@@ -317,7 +317,7 @@ StepInfo step_info() {
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
 }
 
-std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables&) {
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
   return std::make_unique<GpuTuned>(core::tunable(t, "threads"), core::tunable(t, "photons-per-thread"));
 }
 

@@ -135,13 +135,13 @@ class Hybrid final : public Step {
 StepInfo step_info() {
   return {"06_hybrid", "CPU (OpenMP) and GPU together, exact merge", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
-           {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}},
-          {{"gpu-fraction", 0.9995, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)"}}};
+           {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"},
+           {"gpu-fraction", 0.9995, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)", false}}};
 }
 
-std::unique_ptr<Step> make_step(const core::Tunables& t, const RealTunables& reals) {
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
   return std::make_unique<Hybrid>(core::tunable(t, "threads"), core::tunable(t, "photons-per-thread"),
-                                  real_tunable(reals, "gpu-fraction"));
+                                  core::real_tunable(t, "gpu-fraction"));
 }
 
 }  // namespace mc

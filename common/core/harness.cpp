@@ -1,0 +1,74 @@
+#include "harness.hpp"
+
+#include <cstdio>
+
+#include "error.hpp"
+#include "nvtx.hpp"
+
+namespace core {
+
+namespace {
+
+int run(Track& track, StepIdentity& step, int argc, char** argv) {
+  const std::string program = step.track + "_" + step.id;
+  CLI::App app{"stepwise " + step.track + " " + step.id + ": " + step.title, program};
+  CoreOptions o;
+  add_core_options(app, o);
+  track.add_options(app);
+  add_tunables(app, step.tunables);
+  if (auto code = parse_command_line(app, argc, argv)) return *code;
+
+  // Outputs are checked before any work: a bad path must not cost a whole run.
+  check_output_path("--json", o.json_path);
+  check_output_path("--out", o.out);
+
+  DeviceInfo device;
+  if (step.gpu) device = require_gpu(o.device);
+  track.prepare(o, step.tunables, step.gpu, program);
+
+  auto timer = step.gpu ? make_device_timer() : make_host_timer();
+  const TimedRuns t = time_runs(track.phases(), *timer, o.warmup, o.repeat, !o.quiet);
+  const Rate rate = track.rate(t.kernel_ms.median);
+
+  const bool validate_now = o.check || !o.json_path.empty() || !o.out.empty();
+  Verdict v;
+  if (validate_now) {
+    NvtxRange r("reference");
+    v = track.validate(o);
+  }
+
+  if (!o.out.empty()) track.write_output(o.out, v);
+
+  if (!o.json_path.empty()) {
+    json params = tunables_json(step.tunables);
+    track.describe_params(params);
+    json r = step_record(step.track, step.id, step.title, step.gpu, track.problem_json(), params, device, t, o);
+    r["work"] = rate.work;
+    r["throughput"] = {{"value", rate.value}, {"unit", rate.unit}};
+    r["validation"] = v.record;
+    track.extend_record(r, v);
+    append_record(o.json_path, r);
+  }
+
+  if (!o.quiet) {
+    printf("%s  %s  %s%s%s\n", program.c_str(), step.title.c_str(), track.describe().c_str(),
+           step.gpu ? "  device=" : "", device.name.c_str());
+    printf("  time    kernel %.4g ms (min %.4g, max %.4g), end-to-end %.4g ms, %d runs\n",
+           t.kernel_ms.median, t.kernel_ms.min, t.kernel_ms.max, t.total_ms.median, t.repeat);
+    printf("  rate    %.4g %s\n", rate.value, rate.unit.c_str());
+    if (validate_now) fputs(v.summary.c_str(), stdout);
+  }
+  if (o.check && !v.pass) {
+    fprintf(stderr, "%s: validation FAILED: %s\n", program.c_str(), v.failure.c_str());
+    return kValidationFailed;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int run_step_program(Track& track, StepIdentity step, int argc, char** argv) {
+  return exit_code_of(argv[0], [&] { return run(track, step, argc, argv); });
+}
+
+}  // namespace core
