@@ -1,5 +1,5 @@
 // stepwise_probe: measures the ceilings that the report divides each step's throughput by,
-// on the GPU it runs on (DESIGN.md, "Report"):
+// on the GPU it runs on (report/README.md):
 //   sfu_per_s        special-function-unit sin/cos results per second (__sinf, __cosf)
 //   fp32_flop_per_s  FP32 FFMA rate, 2 flop per FFMA
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second

@@ -1,5 +1,5 @@
 // stepwise_report: turns recorded results (report/results/*.jsonl plus local runs) into
-// REPORT.md with ladder tables and gnuplot figures. See DESIGN.md, "Report".
+// REPORT.md with ladder tables and gnuplot figures. See report/README.md.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +36,7 @@ int run(int argc, char** argv) {
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
 
   std::vector<report::Input> inputs = report::results_folder(o.results);
-  for (const std::string& path : o.extra) inputs.push_back({path, path});
+  for (const std::string& path : o.extra) inputs.push_back({path, path, /*appended_locally=*/true});
   const std::vector<report::Record> records = report::load(inputs);
   if (o.steps.empty()) o.steps = (std::filesystem::path(o.results) / ".." / ".." / "steps").lexically_normal().string();
   const report::Grids grids = report::load_grids(o.steps);

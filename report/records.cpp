@@ -115,22 +115,30 @@ std::string check_for_report(const json& r) {
 std::vector<Record> load(const std::vector<Input>& inputs) {
   std::vector<Record> records;
   for (const Input& in : inputs) {
-    std::ifstream file(in.path);
+    std::ifstream file(in.path, std::ios::binary);
     if (!file) throw core::UsageError(in.path + ": cannot open results file");
-    std::string text;
-    int line = 0;
-    while (std::getline(file, text)) {
-      ++line;
+    std::vector<std::string> lines;
+    for (std::string text; std::getline(file, text);) lines.push_back(std::move(text));
+    if (file.bad()) throw core::UsageError(in.path + ": read error");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string& text = lines[i];
+      const int line = int(i) + 1;
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
       const std::string where = in.name + ":" + std::to_string(line) + ": ";
       json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded()) throw core::UsageError(where + "not valid JSON");
+      if (j.is_discarded()) {
+        if (in.appended_locally && i + 1 == lines.size()) {
+          fprintf(stderr, "stepwise_report: warning: %sincomplete last line skipped (a run cut off while appending?)\n",
+                  where.c_str());
+          continue;
+        }
+        throw core::UsageError(where + "not valid JSON");
+      }
       std::string problem = core::check_record(j);
       if (problem.empty()) problem = check_for_report(j);
       if (!problem.empty()) throw core::UsageError(where + problem);
       records.push_back({std::move(j), in.name, line, records.size()});
     }
-    if (file.bad()) throw core::UsageError(in.path + ": read error");
   }
   return records;
 }

@@ -1,5 +1,5 @@
-// Reading results records (DESIGN.md, "Results record") for the report: every line of every
-// input file is parsed and checked; a malformed line stops the report with file:line.
+// Reading results records (report/README.md, "Results record") for the report: every line of
+// every input file is parsed and checked; a malformed line stops the report with file:line.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
@@ -37,6 +37,10 @@ struct Record {
 struct Input {
   std::string path;
   std::string name;
+  // A file that runs append to on this machine (--extra): a run killed while appending, or a
+  // full disk, leaves an incomplete last line, which is skipped with a warning instead of
+  // stopping the report. Committed results (the results folder) stay strict.
+  bool appended_locally = false;
 };
 
 // Every *.jsonl in `dir`, sorted by name (so the report does not depend on directory order).
@@ -44,7 +48,8 @@ struct Input {
 std::vector<Input> results_folder(const std::string& dir);
 
 // Reads and checks every line (blank lines are skipped). Throws core::UsageError
-// "file:line: what is wrong" on the first malformed line, or when a file cannot be read.
+// "file:line: what is wrong" on the first malformed line, or when a file cannot be read;
+// the one exception is an unparsable last line of an appended_locally file (warned on stderr).
 std::vector<Record> load(const std::vector<Input>& inputs);
 
 // The tuning grids of the steps that have one: "track/step" -> the grid's keys in the order

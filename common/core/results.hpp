@@ -1,4 +1,4 @@
-// The results record: one JSON object per line (schema 1, see DESIGN.md), appended by
+// The results record: one JSON object per line (schema 1, see report/README.md), appended by
 // --json. The same module checks records when they are read back (report, tests).
 #pragma once
 #include <nlohmann/json.hpp>

@@ -7,6 +7,7 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py render    EXE FIXTURES   gnuplot renders every figure to a non-empty PNG
   check_report.py malformed EXE FIXTURES FILE WHERE   exit 2 with FILE:LINE on stderr
   check_report.py missing   EXE FIXTURES   missing inputs: exit 2 naming the path
+  check_report.py interrupted EXE FIXTURES  a cut-off last line of --extra is skipped with a warning
   check_report.py committed EXE ROOT       report/REPORT.md and report/figures match report/results
 """
 import os
@@ -240,9 +241,40 @@ def mode_committed(exe, root):
         shutil.rmtree(tmp)
 
 
+def mode_interrupted(exe, fixtures):
+    """A local results file whose last line was cut off (a run killed while appending) is read
+    with a warning naming file and line; the same line anywhere else, or in the committed
+    results folder, stops the report with exit 2."""
+    tmp = tempfile.mkdtemp()
+    try:
+        results = os.path.join(fixtures, "results")
+        with open(os.path.join(results, "mri-fixture.jsonl")) as f:
+            good = [line for line in f if line.strip()][:2]
+        cut = good[1][: len(good[1]) // 2]
+        local = os.path.join(tmp, "local.jsonl")
+        with open(local, "w") as f:
+            f.write(good[0] + good[1] + cut)
+        p = run(exe, "--results", results, "--extra", local, "--out", os.path.join(tmp, "a"), "--no-render", "--quiet")
+        check(p.returncode == 0, f"cut last line of --extra: exit {p.returncode} {p.stderr!r}")
+        check(f"{local}:3:" in p.stderr and "warning" in p.stderr, f"warning names {local}:3: {p.stderr!r}")
+        with open(local, "w") as f:
+            f.write(good[0] + cut + "\n" + good[1])
+        p = run(exe, "--results", results, "--extra", local, "--out", os.path.join(tmp, "b"), "--no-render", "--quiet")
+        check(p.returncode == 2 and f"{local}:2: not valid JSON" in p.stderr, f"cut middle line: {p.returncode} {p.stderr!r}")
+        strict = os.path.join(tmp, "strict")
+        os.mkdir(strict)
+        with open(os.path.join(strict, "cut.jsonl"), "w") as f:
+            f.write(good[0] + cut)
+        p = run(exe, "--results", strict, "--out", os.path.join(tmp, "c"), "--no-render", "--quiet")
+        check(p.returncode == 2 and "cut.jsonl:2: not valid JSON" in p.stderr, f"cut line in results folder: {p.returncode} {p.stderr!r}")
+    finally:
+        shutil.rmtree(tmp)
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
+     "interrupted": mode_interrupted,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)

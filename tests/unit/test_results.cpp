@@ -5,6 +5,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "error.hpp"
 #include "results.hpp"
 
 namespace {
@@ -48,6 +54,51 @@ TEST(Results, AppendedLineParsesBackToTheSchema) {
   }
   EXPECT_EQ(lines, 2);
   std::remove(path.c_str());
+}
+
+// Programs appending to one results file at once (two terminals, a parallel sweep): every
+// record must arrive as one whole line. The records are far larger than a stream buffer, so
+// a writer that split them into several writes would interleave.
+TEST(Results, ConcurrentAppendsKeepEveryLineWhole) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("stepwise_concurrent_" + std::to_string(::getpid()) + ".jsonl")).string();
+  std::remove(path.c_str());
+  constexpr int kWriters = 6, kRecords = 20;
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      core::json r = sample_record();
+      r["profile"] = {{"heat", std::vector<double>(20000, 1.0 / (w + 3))}, {"writer", w}};
+      for (int i = 0; i < kRecords; ++i) core::append_record(path, r);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::ifstream in(path);
+  std::string line;
+  int lines = 0;
+  std::vector<int> per_writer(kWriters, 0);
+  while (std::getline(in, line)) {
+    ++lines;
+    const core::json r = core::json::parse(line, nullptr, false);
+    ASSERT_FALSE(r.is_discarded()) << "line " << lines << " is not one whole record";
+    EXPECT_EQ(core::check_record(r), "");
+    ++per_writer.at(r["profile"]["writer"].get<int>());
+  }
+  EXPECT_EQ(lines, kWriters * kRecords);
+  for (int n : per_writer) EXPECT_EQ(n, kRecords);
+  std::remove(path.c_str());
+}
+
+TEST(Results, FailedWriteIsAnError) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  EXPECT_THROW(core::append_record("/dev/full", sample_record()), core::RuntimeError);
 }
 
 TEST(Results, CheckNamesTheMissingField) {
