@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "error.hpp"
+#include "files.hpp"
 
 namespace core {
 namespace {
@@ -94,8 +95,7 @@ std::string shape_string(const std::vector<size_t>& shape) {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) refuse(path, "cannot open file (missing or unreadable)");
+  std::ifstream in = open_input_file(path);
   char magic[8];
   if (!in.read(magic, 8)) refuse(path, "truncated: shorter than the 8-byte .npy preamble");
   if (std::memcmp(magic, "\x93NUMPY", 6) != 0) refuse(path, "not a .npy file (bad magic)");
@@ -132,9 +132,14 @@ NpyArray read_npy(const std::string& path) {
     refuse(path, "Fortran-ordered arrays are not supported; save with C order");
   a.shape = parse_shape(dict_value(header, "shape", path), path);
 
-  // Guard the multiplication and the allocation against absurd shapes.
+  // Guard the multiplication and the allocation against absurd shapes: every partial product
+  // stays below 2^64 (each factor is below 10^15, so the 128-bit product cannot wrap first).
   unsigned __int128 total = dtype_size(a.dtype);
-  for (size_t s : a.shape) total *= s;
+  for (size_t s : a.shape) {
+    total *= s;
+    if (total >> 64)
+      refuse(path, "shape " + shape_string(a.shape) + " of " + dtype_name(a.dtype) + " is more bytes than 2^64");
+  }
   const std::streampos data_start = in.tellg();
   in.seekg(0, std::ios::end);
   const unsigned __int128 available = static_cast<unsigned long long>(in.tellg() - data_start);

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "error.hpp"
 #include "npy.hpp"
 
@@ -125,10 +127,35 @@ TEST(Npy, RejectsFortranOrder) {
 TEST(Npy, RejectsAbsurdShape) {
   const std::string path = temp_path("absurd.npy");
   write_bytes(path, npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 8));
+  EXPECT_NE(error_of(path).find("more bytes than 2^64"), std::string::npos);
+  write_bytes(path, npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (99999, 99999), }", 8));
   EXPECT_NE(error_of(path).find("truncated"), std::string::npos);
   write_bytes(path, npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (-3,), }", 8));
   EXPECT_NE(error_of(path).find("not a non-negative integer"), std::string::npos);
   std::remove(path.c_str());
+}
+
+TEST(Npy, RejectsShapeWhoseByteCountOverflows) {
+  // 999999999999999^3 x 8 bytes wraps even a 128-bit product: it must be refused as too large,
+  // never accepted as a small wrapped size.
+  const std::string path = temp_path("overflow.npy");
+  write_bytes(path, npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (999999999999999, 999999999999999, 999999999999999), }", 8));
+  EXPECT_NE(error_of(path).find("more bytes than 2^64"), std::string::npos) << error_of(path);
+  write_bytes(path, npy_file("{'descr': '<u1', 'fortran_order': False, 'shape': (4294967296, 4294967296, 1), }", 8));
+  EXPECT_NE(error_of(path).find("more bytes than 2^64"), std::string::npos) << error_of(path);
+  std::remove(path.c_str());
+}
+
+TEST(Npy, RejectsFolderAndPipe) {
+  const std::string dir = temp_path("folder.npy");
+  std::filesystem::create_directory(dir);
+  EXPECT_NE(error_of(dir).find("is a folder, not a file"), std::string::npos) << error_of(dir);
+  std::filesystem::remove(dir);
+  // A FIFO would block a reader that opened it: it is refused without being opened.
+  const std::string fifo = temp_path("pipe.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of(fifo).find("not a regular file (a pipe)"), std::string::npos) << error_of(fifo);
+  std::remove(fifo.c_str());
 }
 
 TEST(Npy, ReadAsRejectsWrongDtypeAndShape) {
