@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "portable.hpp"
+
 namespace mc {
 namespace {
 
@@ -13,7 +15,7 @@ struct GaussLegendre16 {
   GaussLegendre16() {
     const int n = 16;
     for (int i = 0; i < n; ++i) {
-      double z = std::cos(M_PI * (i + 0.75) / (n + 0.5)), dp = 0;
+      double z = std::cos(core::kPi * (i + 0.75) / (n + 0.5)), dp = 0;
       for (int it = 0; it < 100; ++it) {
         double p0 = 1, p1 = 0;
         for (int j = 1; j <= n; ++j) {
@@ -61,7 +63,7 @@ std::vector<double> mass_within(const std::function<double(double)>& fhat,
     const double a = p * width, half = 0.5 * width;
     for (int i = 0; i < 16; ++i) {
       const double k = a + half * (1 + gl.x[i]);
-      const double weight = half * gl.w[i] * (2 / M_PI) * fhat(k);
+      const double weight = half * gl.w[i] * (2 / core::kPi) * fhat(k);
       // (sin kR - kR cos kR) / k = R * shell_kernel(kR)
       for (size_t j = 0; j < radii.size(); ++j) mass[j] += weight * radii[j] * shell_kernel(k * radii[j]);
     }
@@ -72,7 +74,7 @@ std::vector<double> mass_within(const std::function<double(double)>& fhat,
 std::vector<double> collided_mass_within(double c, const std::vector<double>& radii) {
   // Remove the k^-2 tail A/(1+k^2), A = c pi^2/4, whose density A e^{-r}/(4 pi r) has
   // mass A (1 - (1 + R) e^{-R}) inside R.
-  const double A = c * M_PI * M_PI / 4;
+  const double A = c * core::kPi * core::kPi / 4;
   auto remainder = [c, A](double k) {
     const double L = first_flight_transform(k);
     return c * L * L / (1 - c * L) - A / (1 + k * k);

@@ -8,11 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define MC_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define MC_HOST_DEVICE inline
-#endif
+#include "portable.hpp"
 
 namespace mc {
 
@@ -23,7 +19,7 @@ struct Key {
   uint32_t k[2];
 };
 
-MC_HOST_DEVICE void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
+STEPWISE_HOST_DEVICE void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
 #if defined(__CUDA_ARCH__)
   hi = __umulhi(a, b);
   lo = a * b;
@@ -40,7 +36,7 @@ MC_HOST_DEVICE void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32_
 // Crush-resistant (BigCrush passes on many keys and streams) from 7 rounds on, and 05/06 use
 // 7 (their READMEs say why).
 template <int Rounds>
-MC_HOST_DEVICE Counter philox4x32(Counter ctr, Key key) {
+STEPWISE_HOST_DEVICE Counter philox4x32(Counter ctr, Key key) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
   constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
 #if defined(__CUDA_ARCH__)
@@ -57,22 +53,22 @@ MC_HOST_DEVICE Counter philox4x32(Counter ctr, Key key) {
   return ctr;
 }
 
-MC_HOST_DEVICE Counter philox4x32_10(Counter ctr, Key key) { return philox4x32<10>(ctr, key); }
-MC_HOST_DEVICE Counter philox4x32_7(Counter ctr, Key key) { return philox4x32<7>(ctr, key); }
+STEPWISE_HOST_DEVICE Counter philox4x32_10(Counter ctr, Key key) { return philox4x32<10>(ctr, key); }
+STEPWISE_HOST_DEVICE Counter philox4x32_7(Counter ctr, Key key) { return philox4x32<7>(ctr, key); }
 
-MC_HOST_DEVICE Key philox_key(uint64_t seed) { return {{uint32_t(seed), uint32_t(seed >> 32)}}; }
+STEPWISE_HOST_DEVICE Key philox_key(uint64_t seed) { return {{uint32_t(seed), uint32_t(seed >> 32)}}; }
 
 // A float uniform in (0, 1] from the top 24 bits: never 0, so -log() is always finite.
-MC_HOST_DEVICE float uniform_0_1(uint32_t bits) { return float((bits >> 8) + 1u) * 0x1p-24f; }
+STEPWISE_HOST_DEVICE float uniform_0_1(uint32_t bits) { return float((bits >> 8) + 1u) * 0x1p-24f; }
 
 // Sequential draws from one stream, four at a time: counter (n, stream_lo, stream_hi, tag).
 // The CPU steps give every batch of photons its own stream, so the output does not depend
 // on how batches are spread over threads.
 class PhiloxStream {
  public:
-  MC_HOST_DEVICE PhiloxStream(uint64_t seed, uint64_t stream, uint32_t tag)
+  STEPWISE_HOST_DEVICE PhiloxStream(uint64_t seed, uint64_t stream, uint32_t tag)
       : key_(philox_key(seed)), ctr_{{0u, uint32_t(stream), uint32_t(stream >> 32), tag}} {}
-  MC_HOST_DEVICE uint32_t next_bits() {
+  STEPWISE_HOST_DEVICE uint32_t next_bits() {
     if (used_ == 4) {
       block_ = philox4x32_10(ctr_, key_);
       ++ctr_.c[0];
@@ -80,7 +76,7 @@ class PhiloxStream {
     }
     return block_.c[used_++];
   }
-  MC_HOST_DEVICE float uniform() { return uniform_0_1(next_bits()); }  // (0, 1]
+  STEPWISE_HOST_DEVICE float uniform() { return uniform_0_1(next_bits()); }  // (0, 1]
 
  private:
   Key key_;

@@ -3,11 +3,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "portable.hpp"
+
 namespace mc {
 
 double Problem::shell_volume_cm3(int i) const {
   const double dr = shell_cm();
-  return 4.0 * M_PI * dr * dr * dr * (double(i) * i + i + 1.0 / 3.0);
+  return 4.0 * core::kPi * dr * dr * dr * (double(i) * i + i + 1.0 / 3.0);
 }
 
 nlohmann::json Problem::params() const {

@@ -9,6 +9,7 @@
 
 #include "exact.hpp"
 #include "philox.hpp"
+#include "portable.hpp"
 #include "statistics.hpp"
 #include "validation.hpp"
 
@@ -145,10 +146,10 @@ double tanh_sinh_01(const std::function<double(double, double)>& f) {
   for (double h = 0.5; h > 1e-4; h /= 2) {
     double sum = 0;
     for (double t = -4.5; t <= 4.5 + 1e-12; t += h) {
-      const double u = M_PI / 2 * std::sinh(t);
+      const double u = core::kPi / 2 * std::sinh(t);
       const double nu = 1 / (1 + std::exp(-2 * u)), one_minus = 1 / (1 + std::exp(2 * u));
       const double ch = std::cosh(u);
-      const double dnu = M_PI / 2 * std::cosh(t) / (2 * ch * ch);
+      const double dnu = core::kPi / 2 * std::cosh(t) / (2 * ch * ch);
       if (nu <= 0 || one_minus <= 0) continue;
       sum += f(nu, one_minus) * dnu;
     }
@@ -167,7 +168,7 @@ std::vector<double> case_collided_mass_within(double c, const std::vector<double
     const double discrete = 2 * a0 * (nu0 - (R + nu0) * std::exp(-R / nu0));
     const double continuum = tanh_sinh_01([c, R](double nu, double one_minus) {
       const double artanh = 0.5 * std::log((1 + nu) / one_minus);
-      const double a = 1 - c * nu * artanh, b = c * M_PI * nu / 2;
+      const double a = 1 - c * nu * artanh, b = c * core::kPi * nu / 2;
       const double mode = (1 / (a * a + b * b) - 1) / nu;  // weight 2 g with g = (1/D - 1)/(2 nu)
       return mode * (nu - (R + nu) * std::exp(-R / nu));
     });

@@ -79,7 +79,7 @@ __device__ bool roulette(Photon& p, float& xi, const Physics& ph) {
 
 // Fly log2(xi) * step_scale, deposit into the thread's column (column = threadIdx.x -
 // 2^23 threads, see below), scatter with the bits a, b (their low 9 bits each make phi).
-// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and rsqrt,
+// Only SFU math: -ftz=true (compiler_flags) drops the denormal fix-ups around log2 and rsqrt,
 // sqrt(q) is q rsqrt(q), and floor(s) for 0 <= s < 2^23 is the mantissa of s + 2^23 added
 // rounding toward zero (the float's bits are 0x4b000000 + floor(s)).
 __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Physics& ph,
@@ -101,7 +101,7 @@ __device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, 
   const float q = fmaf(-p.cos_theta, p.cos_theta, 1.0f);  // sin^2, >= 2^-23
   p.sin_theta = q * rsqrtf(q);
   const uint32_t phi_bits = ((a & 0x1ffu) << 9) | (b & 0x1ffu);  // 18 bits
-  const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 6.28318531f, -9.42477796f);  // [-pi, pi)
+  const float phi = fmaf(__uint_as_float(0x3f800000u | (phi_bits << 5)), 2.0f * core::kPiF, -3.0f * core::kPiF);  // [-pi, pi)
   __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
