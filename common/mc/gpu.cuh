@@ -1,8 +1,11 @@
-// What the MC GPU steps share besides the harness: the problem's parameters as the kernels
-// read them, and a device buffer that frees itself.
+// What the MC GPU steps share besides the harness and teach nowhere: the problem's
+// parameters as the kernels read them, the fixed-point batch rows and their copy to the host,
+// launch checks, and (05 on) the planning of a flat launch and the fixed-point weights.
+// Device memory is core::DeviceArray (device_array.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -52,7 +55,8 @@ __device__ __forceinline__ unsigned long long to_fixed(float v) { return __float
 // Copies `batches` fixed-point rows of shells + 1 words from the device into the tally.
 inline void copy_rows(Tally& tally, int shells, size_t batches, const unsigned long long* device_rows) {
   std::vector<unsigned long long> fixed(batches * (size_t(shells) + 1));
-  CUDA_CHECK(cudaMemcpy(fixed.data(), device_rows, fixed.size() * sizeof(fixed[0]), cudaMemcpyDeviceToHost));
+  if (!fixed.empty())  // 06 with --gpu-fraction 0 has no GPU rows
+    CUDA_CHECK(cudaMemcpy(fixed.data(), device_rows, fixed.size() * sizeof(fixed[0]), cudaMemcpyDeviceToHost));
   tally.resize(shells, batches);
   for (size_t i = 0; i < fixed.size(); ++i) tally.rows[i] = double(fixed[i]) / kFixedOne;
 }
@@ -72,6 +76,44 @@ void allow_shared(Kernel kernel, size_t bytes, const std::string& what) {
     throw core::UsageError(what + " need " + std::to_string(bytes) + " bytes of shared memory per block; this GPU has " +
                            std::to_string(optin) + ": use fewer --threads or --shells");
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+// Many photons per thread in one flat loop (05 on): how many each thread gets, and the grid.
+// At least kMinBlocks blocks when the photon count allows (it fills the GPU and gives the
+// harness that many batches), so at small counts a thread gets fewer photons than asked.
+struct FlatLaunch {
+  unsigned photons_per_thread = 1;  // what a thread simulates (at most what was asked)
+  size_t blocks = 0, batches = 0;
+};
+
+constexpr unsigned long long kMinBlocks = 1024;
+
+inline FlatLaunch plan_flat_launch(unsigned long long photons, int threads, unsigned asked) {
+  FlatLaunch l;
+  const unsigned long long most = photons / (threads * kMinBlocks);
+  l.photons_per_thread = unsigned(std::max(1ull, std::min<unsigned long long>(asked, most)));
+  const unsigned long long per_block = (unsigned long long)threads * l.photons_per_thread;
+  l.blocks = (photons + per_block - 1) / per_block;
+  l.batches = batches_for(l.blocks);
+  return l;
+}
+
+// Photon weights in 32-bit fixed point (05 on): a launched photon weighs `one` = 2^bits
+// units, and every weight a photon can have fits below 2^32 (bits = 31 unless a roulette
+// survivor can outweigh 1: --weight-threshold / --roulette-survival > 1). Factors are in
+// units of 2^-32.
+struct Weights {
+  unsigned one;        // 2^bits: a launched photon
+  unsigned albedo;     // the fraction kept at an interaction
+  unsigned threshold;  // roulette below this weight
+  int bits;
+};
+
+inline Weights weights_of(const Problem& p) {
+  const double heaviest = std::max(1.0, p.weight_threshold / p.roulette_survival);
+  const int bits = 31 - int(std::ceil(std::log2(heaviest)));
+  return {1u << bits, unsigned(std::min(std::llround(std::ldexp(p.albedo(), 32)), 0xffffffffll)),
+          unsigned(std::llround(std::ldexp(p.weight_threshold, bits))), bits};
 }
 
 }  // namespace mc

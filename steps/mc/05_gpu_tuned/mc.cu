@@ -1,60 +1,15 @@
-// mc 05_gpu_tuned: 04_gpu_rng_direction with the warps kept busy and every instruction of
-// the interaction counted. A photon's length varies: 73 interactions, then each roulette
-// survivor (1 in 10) runs 24 more. With one photon per thread a warp runs as long as its
-// longest photon: 1 - 0.9^32 = 97 % of warps carry a survivor, so a warp averages ~104
-// interaction slots for 76 useful ones (73 %). Here a thread simulates --photons-per-thread
-// photons in one flat loop: when a photon ends, the thread launches its next one in the same
-// interaction, so lanes never wait for each other until the thread's last photon. Fewer,
-// longer threads also spread the per-block work (zero the tallies, reduce them) over more
-// photons.
-// The walk is in r alone. The tally sees only a photon's distance from the source, and in
-// this problem (infinite, homogeneous, isotropic scattering) the distances are a Markov
-// chain of their own: the cosine between a new direction and the position vector is uniform
-// on (-1, 1), and r'^2 = r^2 + 2 s mu r + s^2. The exact solution the track validates
-// against rests on the same symmetry. Positions, directions, sin, cos and a square root per
-// interaction go; the distribution of every tallied quantity stays exactly what tiny_mc's 3D
-// walk gives (README).
-// Tallies: eight threads share a row of 64-bit fixed-point counters (below), 3 KB per warp,
-// so the registers, not shared memory, set the warps per SM. Shared float and 64-bit atomics
-// are compare-and-swap loops on sm_90; 32-bit integer ones are native, so photon weights are
-// 32-bit fixed point: every deposit is an exact integer, the rows are exact sums in any order,
-// and a photon deposits exactly the weight it launched with.
-// Each thread keeps kInFlight = 8 independent photons in flight. What an interaction costs is
-// then what the schedulers issue, so it is cut to the bone (README: the count from the SASS):
-// Philox4x32-7 instead of -10 and 32 random bits per interaction, one SFU instruction per
-// logarithm and per square root, the step's unit folded into the shell lookup, random floats
-// built from the bits (an integer op or two and one exact FFMA), and a roulette that
-// relaunches in place, on a short branch.
-// --threads and --photons-per-thread are the two axes of the tuning sweep (sweep.json); at
-// least 1024 blocks are launched when the photon count allows (fills the GPU and gives the
-// harness >= 1024 batches), so at small counts a thread gets fewer photons than asked
-// (recorded as photons_per_thread_used).
-#include <algorithm>
-#include <cmath>
-
+// mc 05_gpu_tuned: 04_gpu_rng_direction with the warps kept busy, then the interaction cut
+// down from the SASS (the README counts and measures each cut). A thread runs its photons in
+// one flat loop, kInFlight at a time, so no lane waits for another's longest photon. The
+// photon walks in r alone: exact for this problem only (infinite, homogeneous medium,
+// isotropic scattering, point source; README). Weights are 32-bit fixed point and the tallies
+// rows of 64-bit counters, because on sm_90 only the 32-bit integer shared atomic is native.
 #include "gpu.cuh"
 #include "philox.hpp"
 #include "step.hpp"
 
 namespace mc {
 namespace {
-
-// Photon weights in 32-bit fixed point: a launched photon weighs `one` = 2^bits units, and
-// every weight a photon can have fits below 2^32 (bits = 31 unless a roulette survivor can
-// outweigh 1: --weight-threshold / --roulette-survival > 1). Factors are in units of 2^-32.
-struct Weights {
-  unsigned one;        // 2^bits: a launched photon
-  unsigned albedo;     // the fraction kept at an interaction
-  unsigned threshold;  // roulette below this weight
-  int bits;
-};
-
-Weights weights_of(const Problem& p) {
-  const double heaviest = std::max(1.0, p.weight_threshold / p.roulette_survival);
-  const int bits = 31 - int(std::ceil(std::log2(heaviest)));
-  return {1u << bits, unsigned(std::min(std::llround(std::ldexp(p.albedo(), 32)), 0xffffffffll)),
-          unsigned(std::llround(std::ldexp(p.weight_threshold, bits))), bits};
-}
 
 // w f rounded to nearest (f in units of 2^-32): the high word of w f + 2^31, written so that it
 // is one IMAD.HI (the plain C++ costs three).
@@ -169,7 +124,7 @@ __device__ void roulette(Photon& p, float& xi, int& waiting, const Derived& dv) 
 // Scatter into a direction of cosine mu with the position vector, fly log2(xi) <= 0 units
 // (backwards, which is the same as flying forwards with -mu: mu is symmetric), deposit into
 // the thread's row. A new photon (r = 0) ignores mu, as it must.
-// Only SFU math: -ftz=true (meson.build) drops the denormal fix-ups around log2 and sqrt,
+// Only SFU math: -ftz=true (compiler_flags) drops the denormal fix-ups around log2 and sqrt,
 // and floor(r k) for 0 <= r k < 2^23 is the mantissa of r k + 2^23 computed rounding toward
 // zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the counter's address is those
 // bits times 8 plus row_address, which already subtracts the 0x4b000000 counters (32-bit
@@ -256,15 +211,6 @@ __global__ void transport(Physics ph, Weights wt, unsigned photons_per_thread, u
   store_block_tally(ph.shells, wt.bits, block_photons, row);
 }
 
-}  // namespace
-}  // namespace mc
-
-// 06_hybrid runs this same kernel beside its CPU threads: it includes this file with
-// MC_TRANSPORT_ONLY defined, so the two steps cannot drift apart. The step itself follows.
-#ifndef MC_TRANSPORT_ONLY
-namespace mc {
-namespace {
-
 class GpuTuned final : public Step {
  public:
   GpuTuned(long threads, long photons_per_thread) : threads_(int(threads)), asked_(unsigned(photons_per_thread)) {
@@ -274,38 +220,35 @@ class GpuTuned final : public Step {
   void load(const Problem& p) override {
     ph_ = physics_of(p);
     weights_ = weights_of(p);
-    const unsigned long long min_blocks = 1024;
-    const unsigned long long most = p.photons / (threads_ * min_blocks);
-    photons_per_thread_ = unsigned(std::max(1ull, std::min<unsigned long long>(asked_, most)));
-    const unsigned long long per_block = (unsigned long long)threads_ * photons_per_thread_;
-    blocks_ = (p.photons + per_block - 1) / per_block;
-    batches_ = batches_for(blocks_);
-    rows_.resize(batches_ * (p.shells + 1));
+    launch_ = plan_flat_launch(p.photons, threads_, asked_);
+    rows_.resize(launch_.batches * (p.shells + 1));
     shared_ = size_t(threads_ / kThreadsPerRow) * (2 * p.shells + 1) * sizeof(unsigned);
     allow_shared(transport, shared_, "--threads " + std::to_string(threads_) + " x --shells " + std::to_string(p.shells));
   }
 
   void compute() override {
     CUDA_CHECK(cudaMemsetAsync(rows_.data(), 0, rows_.size() * sizeof(rows_.data()[0])));
-    transport<<<blocks_, threads_, shared_>>>(ph_, weights_, photons_per_thread_, unsigned(batches_), rows_.data());
+    transport<<<launch_.blocks, threads_, shared_>>>(ph_, weights_, launch_.photons_per_thread, unsigned(launch_.batches),
+                                                     rows_.data());
     CUDA_CHECK_LAUNCH();
   }
 
-  void store(Tally& tally) override { copy_rows(tally, ph_.shells, batches_, rows_.data()); }
+  void store(Tally& tally) override { copy_rows(tally, ph_.shells, launch_.batches, rows_.data()); }
 
   void describe(nlohmann::json& params) const override {
-    params["photons_per_thread_used"] = photons_per_thread_;
+    params["photons_per_thread_used"] = launch_.photons_per_thread;
     params["photons_in_flight"] = kInFlight;
     params["threads_per_tally_row"] = kThreadsPerRow;
-    params["blocks"] = blocks_;
+    params["blocks"] = launch_.blocks;
   }
 
  private:
   int threads_;
-  unsigned asked_, photons_per_thread_ = 1;
+  unsigned asked_;
   Physics ph_{};
   Weights weights_{};
-  size_t blocks_ = 0, batches_ = 0, shared_ = 0;
+  FlatLaunch launch_;
+  size_t shared_ = 0;
   core::DeviceArray<unsigned long long> rows_;
 };
 
@@ -322,4 +265,3 @@ std::unique_ptr<Step> make_step(const core::Tunables& t) {
 }
 
 }  // namespace mc
-#endif  // MC_TRANSPORT_ONLY
