@@ -15,7 +15,7 @@ S=$B/steps/mc
 DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | tr 'A-Z' 'a-z')}
 DEVICE_TAG=${DEVICE_TAG:-gpu}
 gpu_steps="02_gpu_naive 03_gpu_tallies 04_gpu_rng_direction 05_gpu_tuned 06_hybrid"
-targets="mc_00_cpu mc_01_cpu_omp mc_unit_tests mc_biased"
+targets="mc_00_cpu mc_01_cpu_omp mc_unit_tests mc_radial_walk mc_mutant_wrong_disk mc_mutant_no_reweight mc_mutant_mu_forward"
 for s in $gpu_steps; do targets="$targets mc_$s"; done
 
 if has build; then
@@ -25,9 +25,9 @@ if has build; then
 fi
 
 if has test; then
-  tests="mc_unit mc_biased_sampler_1_fails_validation mc_biased_sampler_2_fails_validation"
-  tests="$tests mc_biased_sampler_3_fails_validation mc_radial_walk_passes_validation"
-  tests="$tests mc_biased_sampler_should_fail mc_cpu_steps_identical_output"
+  tests="mc_unit mc_mutant_wrong_disk_fails_validation mc_mutant_no_reweight_fails_validation"
+  tests="$tests mc_mutant_mu_forward_fails_validation mc_radial_walk_passes_validation"
+  tests="$tests mc_cpu_steps_identical_output mc_06_hybrid_cpu_side_is_00"
   for s in 00_cpu 01_cpu_omp $gpu_steps; do tests="$tests mc_${s}_tiny"; done
   for s in $gpu_steps; do tests="$tests mc_${s}_reproducible"; done
   meson test -C "$B" --no-rebuild $tests > "$OUT/mc-test.log" 2>&1
@@ -36,7 +36,7 @@ fi
 
 if has sanitize; then
   for s in $gpu_steps; do
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck initcheck; do
       log="$OUT/mc-sanitize.log"
       echo "== $tool mc_$s" >> "$log"
       timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 "$S/mc_$s" --size tiny --repeat 1 --warmup 0 --check --quiet >> "$log" 2>&1
