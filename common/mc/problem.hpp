@@ -37,10 +37,10 @@ struct Problem {
   std::string digest() const;  // names the exact problem (FNV-1a of its parameters)
 };
 
-// Built-in sizes (the seed picks the random streams; the physics is the same):
+// Built-in sizes (--seed picks the random streams; the physics is the same):
 //   tiny  2^17 photons  (tests: well under a second on one core, yet ~10^7 interactions)
 //   small 2^22 photons  (default: the single-thread CPU step in well under a minute)
-//   large 2^30 photons  (the GPU scale of the seed's report)
+//   large 2^30 photons  (the GPU scale of the published CUDA lab report)
 uint64_t photons_of_size(const std::string& size);
 constexpr uint64_t kMinPhotons = uint64_t(1) << 14;
 constexpr uint64_t kMaxPhotons = uint64_t(1) << 34;

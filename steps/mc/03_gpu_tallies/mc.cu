@@ -3,9 +3,10 @@
 // else writes the column) and no bank conflicts (a warp's 32 columns are 32 consecutive
 // words). A local array float heat[101] would be the same idea in local memory, which is
 // off-chip: 404 bytes x 2048 threads per SM overflow the 256 KB L1. At the end the block
-// reduces its columns in three levels (the seed's hierarchy): warp shuffles sum each warp's
-// 32 columns, a tree in shared memory sums the warps, and the block adds its sums to its
-// batch row in global memory: 102 atomics per block of 128 photons instead of ~9,700.
+// reduces its columns in three levels (the published CUDA lab report's hierarchy): warp
+// shuffles sum each warp's 32 columns, a tree in shared memory sums the warps, and the block
+// adds its sums to its batch row in global memory: 102 atomics per block of 128 photons
+// instead of ~9,700.
 #include <curand_kernel.h>
 
 #include "gpu.cuh"
