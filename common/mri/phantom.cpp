@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "portable.hpp"
+
 namespace mri {
 
 const std::vector<Ellipsoid>& shepp_logan_3d() {
@@ -34,7 +36,7 @@ const std::vector<Ellipsoid>& shepp_logan_3d() {
 double phantom_density(double x, double y, double z) {
   double f = 0;
   for (const Ellipsoid& e : shepp_logan_3d()) {
-    const double th = e.theta_deg * M_PI / 180, c = std::cos(th), s = std::sin(th);
+    const double th = e.theta_deg * core::kPi / 180, c = std::cos(th), s = std::sin(th);
     const double dx = x - e.x0, dy = y - e.y0, dz = z - e.z0;
     // Body coordinates: R^T (x - x0).
     const double u = (c * dx + s * dy) / e.a, v = (-s * dx + c * dy) / e.b, w = dz / e.c;
@@ -47,23 +49,23 @@ namespace {
 // Fourier transform of the unit ball at radial frequency q (cycles): 4 pi (sin u - u cos u)/u^3,
 // u = 2 pi q; a series near 0 where the closed form cancels catastrophically.
 double unit_ball_transform(double q) {
-  const double u = 2 * M_PI * q;
+  const double u = 2 * core::kPi * q;
   if (u < 1e-2) {
     const double u2 = u * u;
-    return 4 * M_PI * (1.0 / 3 - u2 / 30 + u2 * u2 / 840);
+    return 4 * core::kPi * (1.0 / 3 - u2 / 30 + u2 * u2 / 840);
   }
-  return 4 * M_PI * (std::sin(u) - u * std::cos(u)) / (u * u * u);
+  return 4 * core::kPi * (std::sin(u) - u * std::cos(u)) / (u * u * u);
 }
 }  // namespace
 
 std::complex<double> phantom_transform(double kx, double ky, double kz) {
   std::complex<double> F = 0;
   for (const Ellipsoid& e : shepp_logan_3d()) {
-    const double th = e.theta_deg * M_PI / 180, c = std::cos(th), s = std::sin(th);
+    const double th = e.theta_deg * core::kPi / 180, c = std::cos(th), s = std::sin(th);
     // q = A R^T k: the frequency seen by the unit ball the ellipsoid is made from.
     const double qa = e.a * (c * kx + s * ky), qb = e.b * (-s * kx + c * ky), qc = e.c * kz;
     const double q = std::sqrt(qa * qa + qb * qb + qc * qc);
-    const double phase = -2 * M_PI * (kx * e.x0 + ky * e.y0 + kz * e.z0);
+    const double phase = -2 * core::kPi * (kx * e.x0 + ky * e.y0 + kz * e.z0);
     F += e.rho * e.a * e.b * e.c * unit_ball_transform(q) * std::polar(1.0, phase);
   }
   return F;

@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "npy.hpp"
 #include "phantom.hpp"
+#include "portable.hpp"
 
 namespace mri {
 
@@ -62,7 +63,7 @@ void fill_grid(Problem& p, int n) {
       }
 }
 
-double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(M_PI * u) / (M_PI * u); }
+double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(core::kPi * u) / (core::kPi * u); }
 
 }  // namespace
 
@@ -90,11 +91,11 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
   for (int plane = 0; plane < s.planes && m < M; ++plane) {
     const double kz = plane - s.planes / 2;
     // A seeded rotation per plane, so different seeds give different trajectories.
-    const double twist = 2 * M_PI * std::uniform_real_distribution<double>(0, 1)(rng);
+    const double twist = 2 * core::kPi * std::uniform_real_distribution<double>(0, 1)(rng);
     for (int arm = 0; arm < s.arms && m < M; ++arm)
       for (int i = 0; i < s.points && m < M; ++i, ++m) {
         const double t = double(i) / s.points;
-        const double angle = 2 * M_PI * (turns * t + double(arm) / s.arms) + twist;
+        const double angle = 2 * core::kPi * (turns * t + double(arm) / s.arms) + twist;
         const double kx = kmax * t * std::cos(angle), ky = kmax * t * std::sin(angle);
         p.kx[m] = float(kx); p.ky[m] = float(ky); p.kz[m] = float(kz);
         // Voxel basis: a box of one voxel starting at x_j, whose transform is a sinc
@@ -102,7 +103,7 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
         const double w = 1.0 / s.n;
         const std::complex<double> phi =
             sinc(kx * w) * sinc(ky * w) * sinc(kz * w) *
-            std::polar(1.0, -M_PI * w * (kx + ky + kz));
+            std::polar(1.0, -core::kPi * w * (kx + ky + kz));
         p.phiR[m] = float(phi.real()); p.phiI[m] = float(phi.imag());
         // The voxel-basis model: d = phi * F(k), with F the phantom's analytic transform.
         std::complex<double> d = phi * phantom_transform(kx, ky, kz);

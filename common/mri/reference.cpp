@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "portable.hpp"
+
 namespace mri {
 
 std::vector<size_t> reference_voxels(const Problem& p, uint64_t seed, double budget, size_t sample) {
@@ -36,7 +38,7 @@ std::vector<std::complex<double>> reference(const Problem& p, Kernel kernel,
     const double x = p.x[n], y = p.y[n], z = p.z[n];
     double re = 0, im = 0;
     for (size_t m = 0; m < M; ++m) {
-      const double phase = 2 * M_PI * (double(p.kx[m]) * x + double(p.ky[m]) * y + double(p.kz[m]) * z);
+      const double phase = 2 * core::kPi * (double(p.kx[m]) * x + double(p.ky[m]) * y + double(p.kz[m]) * z);
       const double c = std::cos(phase), s = std::sin(phase);
       re += w[m].real() * c - w[m].imag() * s;
       im += w[m].imag() * c + w[m].real() * s;

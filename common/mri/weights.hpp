@@ -2,16 +2,12 @@
 //   F^H d: mu = conj(phi) d        Q: |phi|^2
 // Host and device code share this one definition.
 #pragma once
-#ifdef __CUDACC__
-#define MRI_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define MRI_HOST_DEVICE inline
-#endif
+#include "portable.hpp"
 
 namespace mri {
 
-MRI_HOST_DEVICE void sample_weight(bool q, float phiR, float phiI, float dR, float dI,
-                                   float& rMu, float& iMu) {
+STEPWISE_HOST_DEVICE void sample_weight(bool q, float phiR, float phiI, float dR, float dI,
+                                        float& rMu, float& iMu) {
   if (q) {
     rMu = phiR * phiR + phiI * phiI;
     iMu = 0.0f;

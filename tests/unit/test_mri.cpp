@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "npy.hpp"
 #include "phantom.hpp"
+#include "portable.hpp"
 #include "problem.hpp"
 #include "reference.hpp"
 #include "validation.hpp"
@@ -40,7 +41,7 @@ TEST(Phantom, AnalyticTransformMatchesRasterizedDft) {
           const float v = f[(size_t(iz) * n + iy) * n + ix];
           if (v == 0) continue;
           const double x = -0.5 + (ix + 0.5) * h, y = -0.5 + (iy + 0.5) * h, z = -0.5 + (iz + 0.5) * h;
-          dft += double(v) * std::polar(h * h * h, -2 * M_PI * (k[0] * x + k[1] * y + k[2] * z));
+          dft += double(v) * std::polar(h * h * h, -2 * core::kPi * (k[0] * x + k[1] * y + k[2] * z));
         }
     const std::complex<double> exact = mri::phantom_transform(k[0], k[1], k[2]);
     EXPECT_LT(std::abs(dft - exact) / scale, 5e-3) << "k = (" << k[0] << ", " << k[1] << ", " << k[2] << ")";
@@ -49,7 +50,7 @@ TEST(Phantom, AnalyticTransformMatchesRasterizedDft) {
 
 TEST(Phantom, TransformAtZeroIsTheIntegral) {
   double integral = 0;
-  for (const auto& e : mri::shepp_logan_3d()) integral += e.rho * 4.0 / 3 * M_PI * e.a * e.b * e.c;
+  for (const auto& e : mri::shepp_logan_3d()) integral += e.rho * 4.0 / 3 * core::kPi * e.a * e.b * e.c;
   EXPECT_NEAR(mri::phantom_transform(0, 0, 0).real(), integral, 1e-12);
   EXPECT_NEAR(mri::phantom_transform(0, 0, 0).imag(), 0, 1e-12);
 }

@@ -4,13 +4,12 @@
 #include <cmath>
 #include <vector>
 
+#include "portable.hpp"
 #include "step.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 class CpuLoop final : public Step {
  public:
@@ -27,7 +26,7 @@ class CpuLoop final : public Step {
       float rMu, iMu;
       sample_weight(q, k.phiR[m], k.phiI[m], q ? 0.f : k.dR[m], q ? 0.f : k.dI[m], rMu, iMu);
       for (int n = 0; n < k.numX; ++n) {
-        const float expFhD = 2 * kPi * (k.kx[m] * k.x[n] + k.ky[m] * k.y[n] + k.kz[m] * k.z[n]);
+        const float expFhD = 2 * core::kPiF * (k.kx[m] * k.x[n] + k.ky[m] * k.y[n] + k.kz[m] * k.z[n]);
         const float cArg = std::cos(expFhD);
         const float sArg = std::sin(expFhD);
         rFhD_[n] += rMu * cArg - iMu * sArg;

@@ -6,13 +6,12 @@
 #include <omp.h>
 #include <vector>
 
+#include "portable.hpp"
 #include "step.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 class CpuOmp final : public Step {
  public:
@@ -37,7 +36,7 @@ class CpuOmp final : public Step {
       float rFhD = 0.0f, iFhD = 0.0f;
 #pragma omp simd reduction(+ : rFhD, iFhD)
       for (int m = 0; m < k.numK; ++m) {
-        const float expFhD = 2 * kPi * (k.kx[m] * x + k.ky[m] * y + k.kz[m] * z);
+        const float expFhD = 2 * core::kPiF * (k.kx[m] * x + k.ky[m] * y + k.kz[m] * z);
         const float cArg = std::cos(expFhD);
         const float sArg = std::sin(expFhD);
         rFhD += rMu[m] * cArg - iMu[m] * sArg;

@@ -2,12 +2,11 @@
 // sample (the outer loop); each thread adds its sample's contribution to every voxel, so all
 // threads write the same voxels and every update has to be an atomicAdd.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 __global__ void cmpFhD(const float* kx, const float* ky, const float* kz, const float* phiR,
                        const float* phiI, const float* dR, const float* dI, const float* x,
@@ -18,7 +17,7 @@ __global__ void cmpFhD(const float* kx, const float* ky, const float* kz, const 
   float rMu, iMu;
   sample_weight(q, phiR[m], phiI[m], q ? 0.f : dR[m], q ? 0.f : dI[m], rMu, iMu);
   for (int n = 0; n < numX; ++n) {
-    const float expFhD = 2 * kPi * (kx[m] * x[n] + ky[m] * y[n] + kz[m] * z[n]);
+    const float expFhD = 2 * core::kPiF * (kx[m] * x[n] + ky[m] * y[n] + kz[m] * z[n]);
     const float cArg = cosf(expFhD);
     const float sArg = sinf(expFhD);
     // All 32 lanes of a warp hit the same voxel at the same time: the updates serialize.

@@ -3,12 +3,11 @@
 // lecture's cmpMu) no longer belong to any one thread: they become their own kernel (loop
 // fission), computed once per sample instead of once per pair.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 __global__ void cmpMu(const float* phiR, const float* phiI, const float* dR, const float* dI,
                       float* rMu, float* iMu, int numK, bool q) {
@@ -23,7 +22,7 @@ __global__ void cmpFhD(const float* kx, const float* ky, const float* kz, const 
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
   if (n >= numX) return;
   for (int m = 0; m < numK; ++m) {
-    const float expFhD = 2 * kPi * (kx[m] * x[n] + ky[m] * y[n] + kz[m] * z[n]);
+    const float expFhD = 2 * core::kPiF * (kx[m] * x[n] + ky[m] * y[n] + kz[m] * z[n]);
     const float cArg = cosf(expFhD);
     const float sArg = sinf(expFhD);
     rFhD[n] += rMu[m] * cArg - iMu[m] * sArg;

@@ -3,12 +3,11 @@
 // rFhD[n], iFhD[n] in global memory (the compiler cannot keep them in registers: the output
 // pointers might alias the inputs); now the loop's only memory traffic is the sample.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 __global__ void cmpMu(const float* phiR, const float* phiI, const float* dR, const float* dI,
                       float* rMu, float* iMu, int numK, bool q) {
@@ -25,7 +24,7 @@ __global__ void cmpFhD(const float* kx, const float* ky, const float* kz, const 
   const float xn_r = x[n], yn_r = y[n], zn_r = z[n];
   float rFhDn_r = rFhD[n], iFhDn_r = iFhD[n];
   for (int m = 0; m < numK; ++m) {
-    const float expFhD = 2 * kPi * (kx[m] * xn_r + ky[m] * yn_r + kz[m] * zn_r);
+    const float expFhD = 2 * core::kPiF * (kx[m] * xn_r + ky[m] * yn_r + kz[m] * zn_r);
     const float cArg = cosf(expFhD);
     const float sArg = sinf(expFhD);
     rFhDn_r += rMu[m] * cArg - iMu[m] * sArg;

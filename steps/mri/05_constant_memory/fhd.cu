@@ -5,12 +5,12 @@
 // chunk is usually partial (numK is rarely a multiple of kChunk): it is launched with its
 // true length, so no sample is dropped.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
 
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 constexpr int kChunk = 1024;  // samples per launch: 5 arrays x 4 B x 1024 = 20 KB of the 64 KB
 
 __constant__ float kx_c[kChunk], ky_c[kChunk], kz_c[kChunk], rMu_c[kChunk], iMu_c[kChunk];
@@ -29,7 +29,7 @@ __global__ void cmpFhD(const float* x, const float* y, const float* z, float* rF
   const float xn_r = x[n], yn_r = y[n], zn_r = z[n];
   float rFhDn_r = rFhD[n], iFhDn_r = iFhD[n];
   for (int m = 0; m < numK; ++m) {
-    const float expFhD = 2 * kPi * (kx_c[m] * xn_r + ky_c[m] * yn_r + kz_c[m] * zn_r);
+    const float expFhD = 2 * core::kPiF * (kx_c[m] * xn_r + ky_c[m] * yn_r + kz_c[m] * zn_r);
     const float cArg = cosf(expFhD);
     const float sArg = sinf(expFhD);
     rFhDn_r += rMu_c[m] * cArg - iMu_c[m] * sArg;

@@ -4,12 +4,12 @@
 // 20 contiguous bytes, one or two lines. cmpMu now writes the struct array directly, and each
 // chunk is one copy instead of five.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
 
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 constexpr int kChunk = 1024;  // samples per launch: 20 B x 1024 = 20 KB of the 64 KB
 
 struct KSample {
@@ -35,7 +35,7 @@ __global__ void cmpFhD(const float* x, const float* y, const float* z, float* rF
   const float xn_r = x[n], yn_r = y[n], zn_r = z[n];
   float rFhDn_r = rFhD[n], iFhDn_r = iFhD[n];
   for (int m = 0; m < numK; ++m) {
-    const float expFhD = 2 * kPi * (k_c[m].kx * xn_r + k_c[m].ky * yn_r + k_c[m].kz * zn_r);
+    const float expFhD = 2 * core::kPiF * (k_c[m].kx * xn_r + k_c[m].ky * yn_r + k_c[m].kz * zn_r);
     const float cArg = cosf(expFhD);
     const float sArg = sinf(expFhD);
     rFhDn_r += k_c[m].rMu * cArg - k_c[m].iMu * sArg;

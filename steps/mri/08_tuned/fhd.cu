@@ -14,12 +14,11 @@
 // Defaults: the best point of the measured sweep on `large` (README.md, "Measured"): one
 // block of 2,048 voxels per SM there; on `small` the same shape leaves most SMs idle.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 struct KSample {
   float kx, ky, kz;  // the sample's position in k-space
@@ -50,7 +49,7 @@ __global__ void cmpFhD(const float* x, const float* y, const float* z, float* rF
 #pragma unroll
   for (int v = 0; v < kVoxels; ++v) {
     const int n = min(first + v * int(blockDim.x), numX - 1);  // past the end: computed, not stored
-    xn_r[v] = 2 * kPi * x[n]; yn_r[v] = 2 * kPi * y[n]; zn_r[v] = 2 * kPi * z[n];
+    xn_r[v] = 2 * core::kPiF * x[n]; yn_r[v] = 2 * core::kPiF * y[n]; zn_r[v] = 2 * core::kPiF * z[n];
     rFhDn_r[v] = rFhD[n]; iFhDn_r[v] = iFhD[n];
   }
 #pragma unroll kUnroll

@@ -9,12 +9,11 @@
 // scheduler; from the constant bank (08) it is 14 % slower than the best, from shared memory
 // it is the best.
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 // 16-byte aligned (32 bytes with padding): one 128-bit shared load brings kx, ky, kz, rMu.
 struct __align__(16) KSample {
@@ -45,7 +44,7 @@ __global__ void cmpFhD(const KSample* k, const float* x, const float* y, const f
 #pragma unroll
   for (int v = 0; v < kVoxels; ++v) {
     const int n = min(first + v * int(blockDim.x), numX - 1);  // past the end: computed, not stored
-    xn_r[v] = 2 * kPi * x[n]; yn_r[v] = 2 * kPi * y[n]; zn_r[v] = 2 * kPi * z[n];
+    xn_r[v] = 2 * core::kPiF * x[n]; yn_r[v] = 2 * core::kPiF * y[n]; zn_r[v] = 2 * core::kPiF * z[n];
     rFhDn_r[v] = 0; iFhDn_r[v] = 0;
   }
   // Threads past the last voxel still copy their share of every tile: the barriers need them.

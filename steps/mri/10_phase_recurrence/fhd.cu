@@ -14,12 +14,11 @@
 #include <cstdio>
 
 #include "device_problem.cuh"
+#include "portable.hpp"
 #include "weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr float kPi = 3.1415926535897932384626433832795029f;
 
 // 16-byte aligned, 32 bytes: two 128-bit shared loads bring a whole sample.
 struct __align__(16) KSample {
@@ -47,7 +46,7 @@ __global__ void cmpFhD(const KSample* k, const float* x, const float* y, const f
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
   // Threads past the last voxel still help load the tiles (the barriers need every thread).
   const int nn = min(n, numX - 1);
-  const float xn_r = 2 * kPi * x[nn], yn_r = 2 * kPi * y[nn], zn_r = 2 * kPi * z[nn];
+  const float xn_r = 2 * core::kPiF * x[nn], yn_r = 2 * core::kPiF * y[nn], zn_r = 2 * core::kPiF * z[nn];
   float rFhDn_r = 0, iFhDn_r = 0;
   for (int first = 0; first < numK; first += blockDim.x) {
     const int count = min(int(blockDim.x), numK - first);  // the last tile is partial
@@ -84,7 +83,7 @@ __global__ void cmpFhDRecurrence(const KSample* k, const float* x, const float* 
   const int row = owner ? t / segments : 0;
   const int ix0 = owner ? (t % segments) * kVoxels : 0;
   const int n0 = row * nx + ix0;
-  const float x0_r = 2 * kPi * x[n0], yn_r = 2 * kPi * y[n0], zn_r = 2 * kPi * z[n0];
+  const float x0_r = 2 * core::kPiF * x[n0], yn_r = 2 * core::kPiF * y[n0], zn_r = 2 * core::kPiF * z[n0];
   float rFhD[kVoxels] = {}, iFhD[kVoxels] = {};
   const int begin = blockIdx.y * samplesPerSlice, end = min(numK, begin + samplesPerSlice);
   for (int first = begin; first < end; first += blockDim.x) {
