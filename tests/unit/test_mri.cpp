@@ -131,6 +131,52 @@ TEST(Validation, RejectsAWrongOutput) {
       << "NaN fails even the loosest class";
 }
 
+// Without a GPU the test suite still has to prove that validation catches the bugs a GPU
+// step can make. What such steps would return is built here from the double reference, on
+// `tiny` with the seed the step tests use (1), for both kernels and both accuracy classes.
+struct Output {
+  std::vector<float> re, im;
+};
+
+Output exact_output(const mri::Problem& p, mri::Kernel kernel) {
+  std::vector<size_t> all(p.voxels());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const auto ref = mri::reference(p, kernel, all);
+  Output o{std::vector<float>(all.size()), std::vector<float>(all.size())};
+  for (size_t i = 0; i < all.size(); ++i) { o.re[i] = float(ref[i].real()); o.im[i] = float(ref[i].imag()); }
+  return o;
+}
+
+bool passes(const mri::Problem& p, mri::Kernel kernel, mri::Accuracy a, const Output& o) {
+  return mri::validate(p, kernel, a, o.re.data(), o.im.data(), 1).pass;
+}
+
+// A chunked step that forgets its partial last chunk (chunks of 1,000: the last 24 samples).
+TEST(Validation, RejectsAnOutputThatDroppedTheLastSamples) {
+  const auto p = mri::generate("tiny", 1, 0.0);
+  auto cut = p;
+  for (auto* v : {&cut.kx, &cut.ky, &cut.kz, &cut.phiR, &cut.phiI, &cut.dR, &cut.dI}) v->resize(p.samples() - 24);
+  for (mri::Kernel kernel : {mri::Kernel::fhd, mri::Kernel::q}) {
+    const Output full = exact_output(p, kernel), dropped = exact_output(cut, kernel);
+    for (mri::Accuracy a : {mri::Accuracy::exact, mri::Accuracy::fast}) {
+      EXPECT_TRUE(passes(p, kernel, a, full)) << mri::kernel_name(kernel) << " " << mri::accuracy_name(a);
+      EXPECT_FALSE(passes(p, kernel, a, dropped)) << mri::kernel_name(kernel) << " " << mri::accuracy_name(a);
+    }
+  }
+}
+
+// A step whose bounds miss the last voxel (an off-by-one in the grid or the guard).
+TEST(Validation, RejectsAnOutputThatLeftTheLastVoxelAtZero) {
+  const auto p = mri::generate("tiny", 1, 0.0);
+  for (mri::Kernel kernel : {mri::Kernel::fhd, mri::Kernel::q}) {
+    Output o = exact_output(p, kernel);
+    o.re.back() = 0;
+    o.im.back() = 0;
+    for (mri::Accuracy a : {mri::Accuracy::exact, mri::Accuracy::fast})
+      EXPECT_FALSE(passes(p, kernel, a, o)) << mri::kernel_name(kernel) << " " << mri::accuracy_name(a);
+  }
+}
+
 TEST(ProblemFolder, RoundTrips) {
   const auto p = mri::generate("tiny", 4, 0.0);
   const std::string dir = temp_path("folder");
