@@ -30,7 +30,7 @@ struct Problem {
   std::string digest() const;  // FNV-1a over every array: names the exact input
 };
 
-// Built-in problems, generated deterministically from the seed:
+// Built-in problems, generated deterministically from --seed:
 //   tiny  8^3 voxels,  1,024 samples   (tests)
 //   small 32^3 voxels, 32,768 samples  (the ladder; the CPU baseline runs in under a minute)
 //   large 64^3 voxels, 3,211,264 samples (the published scale of Stone et al.)
@@ -45,7 +45,7 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
 Problem load_folder(const std::string& dir);
 void save_folder(const Problem& p, const std::string& dir);
 
-// Parboil mri-q files (../shared/data/README.md): little-endian int32 numK, int32 numX,
+// Parboil mri-q files (datasets/README.md): little-endian int32 numK, int32 numX,
 // float32 kx, ky, kz, x, y, z, phiR, phiI. Output: uint32 numX, float32 Qr, Qi.
 Problem load_parboil(const std::string& path);
 void save_parboil(const Problem& p, const std::string& path);

@@ -3,16 +3,15 @@
 //  - unroll the sample loop (--unroll). The samples are read with uniform constant loads
 //    (ULDC); unrolled, a whole batch of them is issued before the first use, so the constant
 //    cache's latency is paid once per batch instead of once per sample. 07 ran at the
-//    compiler's default unroll of 4, which the sweep measures 7.5x slower than the best point.
+//    compiler's default unroll of 4.
 //  - fewer instructions per pair: 2 pi folded into the voxel coordinates (one multiply less),
 //    and each accumulator updated by two fused multiply-adds instead of the lecture's
 //    multiply, multiply-add, add (two instructions less).
 //  - several voxels per thread (--voxels): each sample loaded from the constant bank serves
-//    all of them. 4 voxels: 10.7 instructions per pair instead of 12.8 (SASS), a quarter of
-//    the constant loads per pair.
+//    all of them, so the loads and the loop's own instructions per pair shrink.
 //  - threads per block (--threads) and samples per launch (--chunk) as parameters.
-// Defaults: the best point of the measured sweep on `large` (README.md, "Measured"): one
-// block of 2,048 voxels per SM there; on `small` the same shape leaves most SMs idle.
+// Defaults: the best point of the sweep on `large` (README.md); on `small` the same shape
+// leaves most SMs idle.
 #include "device_problem.cuh"
 #include "portable.hpp"
 #include "weights.hpp"

@@ -4,10 +4,8 @@
 // broadcast shared loads (LDS), each sample feeding its --voxels voxels as in 08. Shared
 // memory has no 64 KB limit, so there are no chunks, no copies into the constant bank and one
 // launch for all samples; the price is two barriers per tile.
-// Defaults: the best point of the measured sweep on `large` (README.md, "Measured"): 8 voxels
-// x 256 threads, the same 2,048 voxels per block as 08's 4 x 512. That shape leaves 2 warps per
-// scheduler; from the constant bank (08) it is 14 % slower than the best, from shared memory
-// it is the best.
+// Defaults: the best point of the sweep on `large` (README.md), the same 2,048 voxels per
+// block as 08's.
 #include "device_problem.cuh"
 #include "portable.hpp"
 #include "weights.hpp"
