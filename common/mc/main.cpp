@@ -30,7 +30,35 @@ void add_problem_options(CLI::App& app, Options& o) {
   app.add_option("--shells", p.shells, "Shells (the last collects everything beyond)")->check(CLI::Range(2, 1000))->capture_default_str();
   app.add_option("--microns-per-shell", p.microns_per_shell, "Shell thickness (um)")->check(CLI::Range(1e-2, 1e5))->capture_default_str();
   app.add_option("--weight-threshold", p.weight_threshold, "Roulette below this photon weight")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
-  app.add_option("--roulette-survival", p.roulette_survival, "Roulette survival probability")->check(CLI::Range(1e-3, 1.0))->capture_default_str();
+  // Below 1: at 1 the roulette never ends a photon. A photon plays 1 / (1 - survival) rounds
+  // on average, at most 100 here.
+  app.add_option("--roulette-survival", p.roulette_survival, "Roulette survival probability")->check(CLI::Range(1e-3, 0.99))->capture_default_str();
+}
+
+// Limits that keep every accepted medium finite in time, with the reason in the message.
+constexpr double kMinAbsorbedFraction = 1e-3;  // mu_a / mu_t: ~7,000 interactions per photon at most
+constexpr double kMaxOuterRadiusMfp = 200;     // the exact solution's cost grows with shells x radius
+
+std::string num(double x) {
+  char text[32];
+  snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+void check_terminates(const Problem& p) {
+  // A photon loses the fraction mu_a / mu_t of its weight per interaction. When that rounds
+  // away in float (albedo 1.0f) the weight never reaches the roulette and the photon never ends.
+  if (p.mu_a / p.mu_t() < kMinAbsorbedFraction)
+    throw core::UsageError("--mu-a " + num(p.mu_a) + " with --mu-s " + num(p.mu_s) +
+                           ": absorbs " + num(p.mu_a / p.mu_t()) + " of the weight per interaction; at least " +
+                           num(kMinAbsorbedFraction) + " is needed for photons to end in bounded time");
+  // Beyond ~200 mean free paths nothing is left to tally (the heat falls off exponentially),
+  // while validation's exact solution costs time in proportion to shells x radius.
+  const double outer_mfp = (p.shells - 1) * p.shell_cm() * p.mu_t();
+  if (outer_mfp > kMaxOuterRadiusMfp)
+    throw core::UsageError("--shells " + std::to_string(p.shells) + " x --microns-per-shell " + num(p.microns_per_shell) +
+                           ": the shells reach " + num(outer_mfp) + " mean free paths; at most " +
+                           num(kMaxOuterRadiusMfp) + " are tallied (no heat is left that far out)");
 }
 
 Problem make_problem(const Options& o, const core::CoreOptions& core, bool gpu, const std::string& program) {
@@ -48,6 +76,7 @@ Problem make_problem(const Options& o, const core::CoreOptions& core, bool gpu, 
     p.photons = photons_of_size(core.size);
     p.name = core.size;
   }
+  check_terminates(p);
   return p;
 }
 
