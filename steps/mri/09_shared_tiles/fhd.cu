@@ -13,10 +13,11 @@
 namespace mri {
 namespace {
 
-// 16-byte aligned (32 bytes with padding): one 128-bit shared load brings kx, ky, kz, rMu.
+// 16-byte aligned, 32 bytes: one 128-bit shared load brings kx, ky, kz, rMu.
 struct __align__(16) KSample {
   float kx, ky, kz;  // the sample's position in k-space
   float rMu, iMu;    // its weight
+  float unused[3];   // the padding, named so that cmpMu writes it (zeros): the tile copy reads it
 };
 
 __global__ void cmpMu(const float* kx, const float* ky, const float* kz, const float* phiR,
