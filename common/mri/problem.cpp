@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "error.hpp"
@@ -50,7 +51,6 @@ Shape shape_of(const std::string& size) {
 
 // Cartesian voxel grid: x_j = (j - n/2) / n, index (iz * n + iy) * n + ix.
 void fill_grid(Problem& p, int n) {
-  p.grid = {n, n, n};
   const size_t count = size_t(n) * n * n;
   p.x.resize(count); p.y.resize(count); p.z.resize(count);
   for (int iz = 0; iz < n; ++iz)
@@ -116,7 +116,35 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
               {"arms", s.arms},       {"points_per_arm", s.points},
               {"seed", seed},         {"noise", noise}};
   if (M < all) p.params["samples_of"] = all;
+  p.grid = find_grid(p.x, p.y, p.z);
   return p;
+}
+
+std::array<int, 3> find_grid(const std::vector<float>& x, const std::vector<float>& y,
+                             const std::vector<float>& z) {
+  const std::array<int, 3> none{0, 0, 0};
+  const size_t N = x.size();
+  if (N == 0 || y.size() != N || z.size() != N) return none;
+  // The row and plane lengths are read off the first row and plane; then every voxel must be
+  // where they put it.
+  size_t row = 1, plane = 1;
+  while (row < N && y[row] == y[0] && z[row] == z[0]) ++row;
+  plane = row;
+  while (plane < N && z[plane] == z[0]) ++plane;
+  if (plane % row != 0 || N % plane != 0) return none;
+  const size_t nx = row, ny = plane / row, nz = N / plane;
+  // A few ulps of 0.5, the largest coordinate: another formula for the same grid rounds
+  // differently by that much, and it must stay far below the spacing 1/n.
+  const double tol = 4 * std::numeric_limits<float>::epsilon() / 2;
+  if (tol * 4 * std::max({nx, ny, nz}) > 1) return none;
+  const auto on = [tol](float v, size_t i, size_t n) {
+    return std::abs(double(v) - (double(i) - double(n / 2)) / double(n)) <= tol;
+  };
+  for (size_t iz = 0, i = 0; iz < nz; ++iz)
+    for (size_t iy = 0; iy < ny; ++iy)
+      for (size_t ix = 0; ix < nx; ++ix, ++i)
+        if (!on(x[i], ix, nx) || !on(y[i], iy, ny) || !on(z[i], iz, nz)) return none;
+  return {int(nx), int(ny), int(nz)};
 }
 
 // ---- problem folders -------------------------------------------------------------------
@@ -167,13 +195,10 @@ Problem load_folder(const std::string& dir) {
   p.x = core::read_npy_as<float>(dir + "/x.npy", {N});
   p.y = core::read_npy_as<float>(dir + "/y.npy", {N});
   p.z = core::read_npy_as<float>(dir + "/z.npy", {N});
-  if (meta.contains("grid") && meta["grid"].is_number_integer()) {
-    const int n = meta["grid"];
-    if (size_t(n) * n * n == N) p.grid = {n, n, n};
-  }
   for (const auto* v : {&p.kx, &p.ky, &p.kz, &p.phiR, &p.phiI, &p.dR, &p.dI, &p.x, &p.y, &p.z})
     for (float f : *v)
       if (!std::isfinite(f)) throw UsageError(dir + ": input holds NaN or Inf");
+  p.grid = find_grid(p.x, p.y, p.z);
   return p;
 }
 
@@ -183,7 +208,6 @@ void save_folder(const Problem& p, const std::string& dir) {
   meta["format"] = "stepwise-mri";
   meta["samples"] = p.samples();
   meta["voxels"] = p.voxels();
-  if (p.grid[0]) meta["grid"] = p.grid[0];
   std::ofstream(dir + "/meta.json") << meta.dump(2) << '\n';
   const size_t M = p.samples(), N = p.voxels();
   core::write_npy<float>(dir + "/kx.npy", {M}, p.kx.data());
@@ -250,6 +274,7 @@ Problem load_parboil(const std::string& path) {
   p.x = r.floats(numX, "x"); p.y = r.floats(numX, "y"); p.z = r.floats(numX, "z");
   p.phiR = r.floats(numK, "phiR"); p.phiI = r.floats(numK, "phiI");
   p.params = {{"format", "parboil-mri-q"}, {"samples", numK}, {"voxels", numX}};
+  p.grid = find_grid(p.x, p.y, p.z);
   return p;
 }
 

@@ -22,7 +22,7 @@ struct Problem {
   std::vector<float> phiR, phiI;    // transform of the voxel basis function at k
   std::vector<float> dR, dI;        // k-space data (empty for Parboil mri-q inputs)
   std::vector<float> x, y, z;       // voxel positions (field-of-view units)
-  std::array<int, 3> grid{0, 0, 0}; // nx, ny, nz when the voxels are a Cartesian grid
+  std::array<int, 3> grid{0, 0, 0}; // find_grid(x, y, z): nx, ny, nz, or zeros
 
   size_t samples() const { return kx.size(); }
   size_t voxels() const { return x.size(); }
@@ -53,6 +53,13 @@ struct ParboilOutput {
   std::vector<float> re, im;
 };
 ParboilOutput load_parboil_output(const std::string& path, size_t expected_voxels);
+
+// The Cartesian grid the voxels form, found from the coordinates alone (every reader and the
+// generator call it, so any input format that holds a grid is seen as one): nx, ny, nz when
+// voxel (iz * ny + iy) * nx + ix sits at x = (ix - nx/2)/nx, y = (iy - ny/2)/ny,
+// z = (iz - nz/2)/nz (integer halves) within float rounding; {0, 0, 0} otherwise.
+std::array<int, 3> find_grid(const std::vector<float>& x, const std::vector<float>& y,
+                             const std::vector<float>& z);
 
 // Sizes above which a step refuses to start: absurd inputs get exit 2, not a crash.
 constexpr size_t kMaxSamples = size_t(1) << 28;

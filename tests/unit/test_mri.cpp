@@ -225,6 +225,68 @@ TEST(Parboil, ReaderReadsWhatTheWriterWrote) {
   std::remove(path.c_str());
 }
 
+// The voxel grid is found from the coordinates alone, whatever format carried them.
+TEST(Grid, GeneratedVoxelsAreAGrid) {
+  EXPECT_EQ(mri::generate("tiny", 1, 0.0).grid, (std::array<int, 3>{8, 8, 8}));
+  EXPECT_EQ(mri::generate("small", 1, 0.0, 10).grid, (std::array<int, 3>{32, 32, 32}));
+}
+
+TEST(Grid, AGridWrittenInParboilFormatIsStillAGrid) {
+  const auto p = mri::generate("tiny", 6, 0.0);
+  const std::string path = temp_path("grid.bin");
+  mri::save_parboil(p, path);
+  EXPECT_EQ(mri::load_parboil(path).grid, (std::array<int, 3>{8, 8, 8}));
+  std::remove(path.c_str());
+}
+
+// x = (ix - nx/2)/nx with integer halves, y and z alike, x fastest.
+void grid_coordinates(int nx, int ny, int nz, std::vector<float>& x, std::vector<float>& y, std::vector<float>& z) {
+  x.clear(); y.clear(); z.clear();
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix) {
+        x.push_back(float(ix - nx / 2) / nx);
+        y.push_back(float(iy - ny / 2) / ny);
+        z.push_back(float(iz - nz / 2) / nz);
+      }
+}
+
+TEST(Grid, UnequalAndOddSidesAreFound) {
+  std::vector<float> x, y, z;
+  grid_coordinates(5, 4, 3, x, y, z);
+  EXPECT_EQ(mri::find_grid(x, y, z), (std::array<int, 3>{5, 4, 3}));
+  grid_coordinates(6, 1, 1, x, y, z);
+  EXPECT_EQ(mri::find_grid(x, y, z), (std::array<int, 3>{6, 1, 1}));
+  grid_coordinates(4, 4, 4, x, y, z);
+  x[17] = std::nextafter(x[17], 1.0f);  // another formula's rounding: still the grid
+  EXPECT_EQ(mri::find_grid(x, y, z), (std::array<int, 3>{4, 4, 4}));
+}
+
+TEST(Grid, PerturbedOrReorderedVoxelsAreNotAGrid) {
+  const std::array<int, 3> none{0, 0, 0};
+  const auto p = mri::generate("tiny", 1, 0.0);
+  auto x = p.x;
+  x[100] += 1e-4f;
+  EXPECT_EQ(mri::find_grid(x, p.y, p.z), none) << "one voxel moved";
+  auto y = p.y, z = p.z;
+  x = p.x;
+  std::swap(x[3], x[4]);
+  EXPECT_EQ(mri::find_grid(x, y, z), none) << "two voxels of a row swapped";
+  // The same points with y fastest (the order of Parboil's own inputs): not the order the
+  // recurrence walks.
+  EXPECT_EQ(mri::find_grid(p.y, p.x, p.z), none);
+  EXPECT_EQ(mri::find_grid({}, {}, {}), none);
+  EXPECT_EQ(mri::find_grid(p.x, p.y, std::vector<float>(p.z.begin(), p.z.end() - 1)), none);
+
+  // A folder whose meta.json still says "grid": 8 is judged by its coordinates.
+  auto moved = p;
+  moved.x[100] += 1e-4f;
+  const std::string dir = temp_path("moved");
+  mri::save_folder(moved, dir);
+  EXPECT_EQ(mri::load_folder(dir).grid, none);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Parboil, RejectsAbsurdCounts) {
   const std::string path = temp_path("absurd.bin");
   const int32_t header[2] = {-5, 100};
