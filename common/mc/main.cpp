@@ -93,6 +93,8 @@ core::json validation_record(const Problem& p, const Verdict& v) {
   auto num = [](double x) { return std::isfinite(x) ? core::json(x) : core::json(nullptr); };
   j["class"] = "statistical";
   j["batches"] = v.stats.batches;
+  j["pooled_batches"] = v.pooled_batches;
+  j["bins"] = v.bins.size();
   j["chi2"] = {{"statistic", "hotelling_t2"}, {"value", num(v.chi2.t2)}, {"dof", {v.chi2.dof1, v.chi2.dof2}},
                {"p_value", num(v.chi2.p_value)}, {"threshold", kPValueThreshold}, {"defined", v.chi2.defined}};
   j["energy"] = {{"value", num(v.energy.value)}, {"stderr", num(v.energy.stderr)}, {"z", num(v.energy_z)}};
@@ -182,9 +184,9 @@ class McTrack final : public core::Track {
                      v.beyond.value, v.beyond.stderr, v.exact.back());
     if (v.chi2.defined)
       snprintf(text + n, sizeof text - n,
-               "  check   %s vs exact transport: T^2 %.1f on %g shells, %zu batches, p-value %.3g (limit %g); "
+               "  check   %s vs exact transport: T^2 %.1f on %g bins of shells, %zu batches, p-value %.3g (limit %g); "
                "energy %.6f +- %.6f (z %.2f); beyond z %.2f (limit %g)\n",
-               v.pass ? "PASS" : "FAIL", v.chi2.t2, v.chi2.dof1, v.stats.batches, v.chi2.p_value, kPValueThreshold,
+               v.pass ? "PASS" : "FAIL", v.chi2.t2, v.chi2.dof1, v.pooled_batches, v.chi2.p_value, kPValueThreshold,
                v.energy.value, v.energy.stderr, v.energy_z, v.beyond_z, kZLimit);
     else
       snprintf(text + n, sizeof text - n, "  check   %s: no chi-square (%s)\n", v.pass ? "PASS" : "FAIL", v.chi2.why.c_str());

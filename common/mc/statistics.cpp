@@ -1,5 +1,6 @@
 #include "statistics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -70,7 +71,8 @@ HotellingTest hotelling_test(const ShellStatistics& s, const std::vector<double>
     double diag = L[size_t(j) * p + j];
     for (int k = 0; k < j; ++k) diag -= L[size_t(j) * p + k] * L[size_t(j) * p + k];
     if (!(diag > 0)) {
-      h.why = "the shell covariance is singular (a shell got no deposit in any batch?)";
+      h.why = "the covariance is singular at bin " + std::to_string(j) +
+              ": no batch varies there, though the exact solution expects interactions in it";
       return h;
     }
     diag = std::sqrt(diag);
@@ -94,6 +96,62 @@ HotellingTest hotelling_test(const ShellStatistics& s, const std::vector<double>
   h.f = h.t2 * (B - p) / (p * (B - 1));
   h.p_value = f_upper_tail(h.f, h.dof1, h.dof2);
   return h;
+}
+
+Tally pool_batches(const Tally& t, size_t factor) {
+  Tally pooled;
+  const size_t batches = t.batches() / factor;  // a remainder joins the last pooled batch
+  pooled.resize(t.shells, std::max<size_t>(batches, t.batches() ? 1 : 0));
+  for (size_t b = 0; b < t.batches(); ++b) {
+    double* to = pooled.row(std::min(b / factor, pooled.batches() - 1));
+    const double* from = t.row(b);
+    for (size_t i = 0; i < t.width(); ++i) to[i] += from[i];
+  }
+  return pooled;
+}
+
+Tally bin_shells(const Tally& t, const std::vector<int>& first) {
+  Tally binned;
+  const int bins = int(first.size());
+  binned.resize(bins, t.batches());
+  for (size_t b = 0; b < t.batches(); ++b) {
+    const double* from = t.row(b);
+    double* to = binned.row(b);
+    for (int k = 0; k < bins; ++k) {
+      const int end = k + 1 < bins ? first[k + 1] : t.shells;
+      for (int i = first[k]; i < end; ++i) to[k] += from[i];
+    }
+    to[bins] = from[t.shells];  // the photon count
+  }
+  return binned;
+}
+
+size_t normalizing_pool_factor(const Tally& t, size_t min_batches) {
+  // Per-photon residuals of each batch's total deposit: r_b = (E_b - n_b mean) / sqrt(n_b).
+  double energy = 0, photons = 0;
+  std::vector<double> e(t.batches()), n(t.batches());
+  for (size_t b = 0; b < t.batches(); ++b) {
+    const double* row = t.row(b);
+    for (int i = 0; i < t.shells; ++i) e[b] += row[i];
+    n[b] = row[t.shells];
+    energy += e[b];
+    photons += n[b];
+  }
+  if (!(photons > 0)) return 1;
+  const double mean = energy / photons;
+  double m2 = 0, m4 = 0, used = 0;
+  for (size_t b = 0; b < e.size(); ++b) {
+    if (n[b] <= 0) continue;
+    const double r = (e[b] - n[b] * mean) / std::sqrt(n[b]);
+    m2 += r * r;
+    m4 += r * r * r * r;
+    ++used;
+  }
+  if (!(m2 > 0) || !std::isfinite(m4)) return 1;  // energy exactly conserved, or no spread
+  const double excess_kurtosis = used * m4 / (m2 * m2) - 3;
+  size_t factor = 1;
+  while (excess_kurtosis / double(factor) > 1 && t.batches() / (2 * factor) >= min_batches) factor *= 2;
+  return factor;
 }
 
 Estimate linear_estimate(const ShellStatistics& s, const std::vector<double>& a) {

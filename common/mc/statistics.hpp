@@ -34,6 +34,19 @@ struct HotellingTest {
 };
 HotellingTest hotelling_test(const ShellStatistics& s, const std::vector<double>& expected);
 
+// Tallies with fewer, larger batches or bins, for tests whose approximations need them.
+// pool_batches sums `factor` consecutive rows (batches stay independent: each is a set of
+// whole batches); bin_shells sums the shells [first[k], first[k+1]) into bin k (first[0] = 0).
+Tally pool_batches(const Tally& t, size_t factor);
+Tally bin_shells(const Tally& t, const std::vector<int>& first);
+
+// Heavy tails: a photon that survives a roulette carries weight / survival, so with a high
+// threshold and a low survival a few photons carry much of the heat and the batch sums are
+// far from normal, which the F and z tails assume. The excess kurtosis of a sum of k batches
+// is the batches' divided by k: this returns the smallest power-of-two k that brings the
+// batch energy sums' excess kurtosis to at most 1, keeping at least `min_batches` batches.
+size_t normalizing_pool_factor(const Tally& t, size_t min_batches);
+
 // A linear combination sum_i a_i mean_i: its value and standard error.
 struct Estimate {
   double value = 0, stderr = 0;
