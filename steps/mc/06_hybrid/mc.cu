@@ -66,32 +66,21 @@ __device__ void store_block_tally(int shells, int bits, unsigned long long block
   if (threadIdx.x == 0) atomicAdd(&row[shells], block_photons * (unsigned long long)kFixedOne);
 }
 
-// A photon is its distance from the source and its weight, nothing else. In an infinite,
-// homogeneous medium with isotropic scattering the tally sees only |r|, and the radii alone
-// are a Markov chain: a new direction is uniform on the sphere whatever came before, so its
-// cosine mu with the position vector is uniform on (-1, 1), and after a step s
-// |r + s u|^2 = r^2 + 2 s mu r + s^2. Tracking (x, y, z) and a direction would produce the
-// same radii, in distribution, at 1.6 times the issue slots (README). Distances are in units of
-// ln 2 / mu_t, so that a step is just log2(xi) (see fly_absorb).
+// Positions are in units of ln 2 / mu_t, so that a step is just log2(xi) (fly_absorb_scatter),
+// and the direction is kept as the sines and cosines it is made of.
 struct Photon {
-  float r, r2;      // distance from the source, and its square (what the flight updates)
+  float x, y, z;
+  float sin_theta, cos_phi, sin_phi, cos_theta;
   unsigned weight;  // fixed point (Weights)
 };
 
-// The step's uniform from bits 11..31 (m): (2m + 1) 2^-22, in (0, 1), never 0 or 1. The float
-// 1 + m 2^-23 is one LEA.HI (0x3f800000 + bits >> 11), and 4 (1 + m 2^-23) - 4 + 2^-22 is
-// exact in one FFMA.
-__device__ float step_uniform(uint32_t bits) {
-  return fmaf(__uint_as_float(0x3f800000u + (bits >> 11)), 4.0f, -4.0f + 0x1p-22f);
-}
+__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0u}; }
 
-// 2 mu from bits 0..10 (j): mu = (2j + 1) / 2048 - 1, symmetric and never +-1, made the same
-// way: 1 + j 2^-11, then 4 (1 + j 2^-11) - 6 + 2^-10 = 2 mu exactly. 2048 levels:
-// E[mu^2] = (1 - 2048^-2) / 3, the continuous value to 2.4e-7, far below what 2^30 photons
-// resolve (README).
-__device__ float two_mu(uint32_t bits) {
-  return fmaf(__uint_as_float(0x3f800000u + ((bits & 0x7ffu) << 12)), 4.0f, -6.0f + 0x1p-10f);
-}
+// [1, 2) from the top 23 bits: the float 1.m with m = those bits.
+__device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
+
+// The step's uniform: 1.m - 1 + 2^-24, in (0, 1) (so the step is never 0 either).
+__device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
 
 // sqrt on the SFU in one instruction (MUFU.SQRT); sqrtf is the IEEE sequence.
 __device__ float sqrt_approx(float x) {
@@ -104,7 +93,7 @@ __device__ float sqrt_approx(float x) {
 struct Derived {
   float shells_per_unit;   // -step_scale: a distance in the units above -> shell widths
   unsigned last_shell;     // float bits of 2^23 + (shells - 1)
-  unsigned row_address;    // this thread's row (shared address), less 2^23 shells (see fly_absorb)
+  unsigned row_address;    // this thread's row (shared address), less 2^23 shells (see fly_absorb_scatter)
   unsigned one, albedo, threshold;        // Weights
   float survival, inv_survival, inv_end;  // p, 1 / p, 1 / (1 - p) of the roulette
   unsigned count;          // photons of this thread
@@ -112,58 +101,71 @@ struct Derived {
 
 // The roulette, decided by the step's own uniform xi. Survive if xi <= p: weight / p, and
 // xi / p is again uniform on (0, 1]. Otherwise the photon ends and the slot launches the
-// thread's next photon at once, at the source (weight 0 when there is none: the slot
-// retires), flown with (xi - p) / (1 - p), again uniform on (0, 1] given xi > p.
+// thread's next photon at once (weight 0 when there is none: the slot retires), flown with
+// (xi - p) / (1 - p), again uniform on (0, 1] given xi > p. The new photon keeps the
+// direction its predecessor had just drawn: isotropic and independent of everything the new
+// photon draws, so the source is still an isotropic point (tiny_mc starts along z; in an
+// infinite medium only |r| is tallied, and both give the same distribution of it).
 __device__ void roulette(Photon& p, float& xi, int& waiting, const Derived& dv) {
   if (xi <= dv.survival) {
     p.weight = __float2uint_rn(__uint2float_rn(p.weight) * dv.inv_survival);  // w / p, rounded to nearest
     xi = fminf(xi * dv.inv_survival, 1.0f);
   } else {
     p.weight = waiting-- > 0 ? dv.one : 0u;  // the thread's next photon; none when waiting <= 0
-    p.r = p.r2 = 0.0f;
+    p.x = p.y = p.z = 0.0f;
     xi = fminf((xi - dv.survival) * dv.inv_end, 1.0f);
   }
 }
 
-// Scatter into a direction of cosine mu with the position vector, fly log2(xi) <= 0 units
-// (backwards, which is the same as flying forwards with -mu: mu is symmetric), deposit into
-// the thread's row. A new photon (r = 0) ignores mu, as it must.
+// Fly log2(xi) <= 0 units: backwards along the direction, which is as isotropic as the
+// direction itself. Deposit into the thread's row, scatter with the bits a, b.
 // Only SFU math: -ftz=true (compiler_flags) drops the denormal fix-ups around log2 and sqrt,
 // and floor(r k) for 0 <= r k < 2^23 is the mantissa of r k + 2^23 computed rounding toward
 // zero (one FMA; its bits are 0x4b000000 + floor(r k)), so the counter's address is those
 // bits times 8 plus row_address, which already subtracts the 0x4b000000 counters (32-bit
-// arithmetic wraps). r^2 cannot round below 0: it is (r + t mu)^2 + t^2 (1 - mu^2), and
-// |mu| <= 1 - 2^-11 keeps that above 9.7e-4 t^2, a thousand times the rounding of the two FMAs
-// and of the approximate r (~1e-6 t^2).
-__device__ void fly_absorb(Photon& p, float xi, float two_mu, const Derived& dv) {
+// arithmetic wraps).
+__device__ void fly_absorb_scatter(Photon& p, float xi, uint32_t a, uint32_t b, const Derived& dv) {
   const float t = __log2f(xi);
-  p.r2 = fmaf(t, fmaf(two_mu, p.r, t), p.r2);
-  p.r = sqrt_approx(p.r2);
+  const float t_sin = t * p.sin_theta;
+  p.x = fmaf(t_sin, p.cos_phi, p.x);
+  p.y = fmaf(t_sin, p.sin_phi, p.y);
+  p.z = fmaf(t, p.cos_theta, p.z);
 
-  const unsigned shell = min(__float_as_uint(__fmaf_rz(p.r, dv.shells_per_unit, 8388608.0f)), dv.last_shell);
+  const float r = sqrt_approx(p.x * p.x + p.y * p.y + p.z * p.z);
+  const unsigned shell = min(__float_as_uint(__fmaf_rz(r, dv.shells_per_unit, 8388608.0f)), dv.last_shell);
   const unsigned kept = scaled(p.weight, dv.albedo);  // rounded to nearest: unbiased
   add_to_counter(shell * 8u + dv.row_address, p.weight - kept);  // deposit exactly the weight lost
   p.weight = kept;
+
+  // cos(theta) = 2 (1.m) - 3 with m = bits 1..22 of b and a last 1: (2j + 1) 2^-22 - 1,
+  // symmetric and never +-1. phi: bits 23..31 of b and 0..8 of a (one funnel shift puts
+  // them side by side), 18 bits; the step took a's top 23.
+  p.cos_theta = fmaf(2.0f, __uint_as_float((b & 0x007ffffeu) | 0x3f800001u), -3.0f);
+  p.sin_theta = sqrt_approx(fmaf(-p.cos_theta, p.cos_theta, 1.0f));
+  const uint32_t phi_bits = __funnelshift_l(b, a, 14) & 0x007fffe0u;
+  const float phi = fmaf(__uint_as_float(0x3f800000u | phi_bits), 2.0f * core::kPiF, -3.0f * core::kPiF);  // [-pi, pi)
+  __sincosf(phi, &p.sin_phi, &p.cos_phi);
 }
 
-constexpr int kInFlight = 8;  // photons per thread at a time (a multiple of 4)
+constexpr int kInFlight = 8;  // photons per thread at a time
 
-// One round: an interaction of each photon in flight, 32 random bits each (one Philox4x32-7
-// draw per four photons; the counter is (draw, thread, tag, thread >> 32): with the constant
+// One round: an interaction of each photon in flight, 64 random bits each (one Philox4x32-7
+// draw per two photons; the counter is (draw, thread, tag, thread >> 32): with the constant
 // tag in word 2 the first round's second multiply folds away). The roulette is a branch per
 // slot: a warp takes it when any of its 32 lanes has that slot below the threshold (1.5 % of
 // interactions: 1 - 0.985^32 = 38 % of rounds), so it is kept short.
 __device__ void transport_round(Photon (&p)[kInFlight], int& waiting, uint32_t draw, uint32_t thread_lo,
                                 uint32_t thread_hi, Key key, const Derived& dv) {
 #pragma unroll
-  for (int d = 0; d < kInFlight / 4; ++d) {
+  for (int d = 0; d < kInFlight / 2; ++d) {
     const Counter r = philox4x32_7({{draw + d, thread_lo, kTagGpu, thread_hi}}, key);
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {
-      Photon& q = p[4 * d + h];
-      float xi = step_uniform(r.c[h]);
+    for (int h = 0; h < 2; ++h) {
+      Photon& q = p[2 * d + h];
+      const uint32_t a = r.c[2 * h], b = r.c[2 * h + 1];
+      float xi = step_uniform(a);
       if (q.weight < dv.threshold) roulette(q, xi, waiting, dv);
-      fly_absorb(q, xi, two_mu(r.c[h]), dv);
+      fly_absorb_scatter(q, xi, a, b, dv);
     }
   }
 }
@@ -194,20 +196,23 @@ __global__ void transport(Physics ph, Weights wt, unsigned photons_per_thread, u
   // photons not launched yet (below 0 once none are).
   Photon p[kInFlight];
   int waiting = int(dv.count);
-  for (int i = 0; i < kInFlight; ++i) p[i] = {0.0f, 0.0f, waiting-- > 0 ? dv.one : 0u};
+  for (int i = 0; i < kInFlight; ++i) {
+    p[i] = launch();
+    p[i].weight = waiting-- > 0 ? dv.one : 0u;
+  }
   // The whole warp goes round together: first while any lane has photons waiting, then until
   // its last photon ends (a lane that left the first loop alone would run the second apart).
   uint32_t draw = 0;  // one stream per thread, across its photons
   while (__any_sync(0xffffffffu, waiting > 0)) {
     transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, dv);
-    draw += kInFlight / 4;
+    draw += kInFlight / 2;
   }
   for (;;) {
     bool flying = false;
     for (int i = 0; i < kInFlight; ++i) flying |= p[i].weight > 0u;
     if (!__any_sync(0xffffffffu, flying)) break;
     transport_round(p, waiting, draw, uint32_t(thread), uint32_t(thread >> 32), key, dv);
-    draw += kInFlight / 4;
+    draw += kInFlight / 2;
   }
   const unsigned long long block_first = blockIdx.x * (unsigned long long)blockDim.x * photons_per_thread;
   const unsigned long long block_photons = min(ph.photons - block_first, (unsigned long long)blockDim.x * photons_per_thread);
@@ -287,7 +292,7 @@ StepInfo step_info() {
   return {"06_hybrid", "CPU (OpenMP) and GPU together, exact merge", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"},
-           {"gpu-fraction", 0.9995, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)", false}}};
+           {"gpu-fraction", 0.999, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)", false}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) {
