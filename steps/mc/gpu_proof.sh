@@ -14,7 +14,7 @@ S=$B/steps/mc
 # Results files are named after the GPU: mc-h100.jsonl, mc-h200.jsonl, ...
 DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | tr 'A-Z' 'a-z')}
 DEVICE_TAG=${DEVICE_TAG:-gpu}
-gpu_steps="02_gpu_naive 03_gpu_tallies 04_gpu_rng_direction 05_gpu_tuned 06_hybrid"
+gpu_steps="02_gpu_naive 03_gpu_tallies 04_gpu_rng_direction 05_gpu_tuned 06_hybrid 07_radial_walk"
 targets="mc_00_cpu mc_01_cpu_omp mc_unit_tests mc_radial_walk mc_mutant_wrong_disk mc_mutant_no_reweight mc_mutant_mu_forward"
 for s in $gpu_steps; do targets="$targets mc_$s"; done
 
@@ -58,7 +58,7 @@ fi
 if has sizes; then
   for e in $(seq 14 30); do
     n=$((1 << e))
-    for s in 05_gpu_tuned 06_hybrid; do
+    for s in 05_gpu_tuned 06_hybrid 07_radial_walk; do
       "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-${DEVICE_TAG:-h100}-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
     done
     if [ "$e" -le "${CPU_MAX_LOG2:-26}" ]; then
@@ -67,21 +67,26 @@ if has sizes; then
   done
 fi
 
-if has tune; then  # exactly what `./stepwise tune mc 05_gpu_tuned` runs (sweep.json)
-  for t in 32 64 128 256 512; do
-    for p in 1 2 4 8 16 32 64 128 256 512 1024 2048; do
-      "$S/mc_05_gpu_tuned" --size large --repeat 3 --warmup 1 --threads $t --photons-per-thread $p \
-        --tag tune --json "$OUT/mc-${DEVICE_TAG:-h100}-tune.jsonl" --quiet || echo "FAILED tune $t $p"
+if has tune; then  # exactly what `./stepwise tune mc STEP` runs (the steps' sweep.json)
+  for s in ${TUNE_STEPS:-05_gpu_tuned 07_radial_walk}; do
+    for t in 32 64 128 256 512; do
+      for p in 1 2 4 8 16 32 64 128 256 512 1024 2048; do
+        "$S/mc_$s" --size large --repeat 3 --warmup 1 --threads $t --photons-per-thread $p \
+          --tag tune --json "$OUT/mc-${DEVICE_TAG:-h100}-tune.jsonl" --quiet || echo "FAILED tune $s $t $p"
+      done
     done
   done
 fi
 
-if has profile; then  # instructions per interaction of the tuned kernel
-  ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
-    --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \
-    "$S/mc_05_gpu_tuned" --photons $((1 << 28)) --repeat 1 --warmup 1 --quiet > "$OUT/mc-ncu.txt" 2>&1
-  grep -E "smsp__|sm__|gpu__" "$OUT/mc-ncu.txt"
-  cuobjdump -sass "$S/mc_05_gpu_tuned" > "$OUT/mc-05-sass.txt" 2>&1 && echo "sass: $(grep -c '^ */\*[0-9a-f]*\*/' "$OUT/mc-05-sass.txt") lines"
+if has profile; then  # instructions per interaction of the tuned kernels, 3D (05) and in r (07)
+  for s in 05_gpu_tuned 07_radial_walk; do
+    n=${s%%_*}
+    ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
+      --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \
+      "$S/mc_$s" --photons $((1 << 28)) --repeat 1 --warmup 1 --quiet > "$OUT/mc-$n-ncu.txt" 2>&1
+    echo "== $s"; grep -E "smsp__|sm__|gpu__" "$OUT/mc-$n-ncu.txt"
+    cuobjdump -sass "$S/mc_$s" > "$OUT/mc-$n-sass.txt" 2>&1 && echo "sass: $(grep -c '^ */\*[0-9a-f]*\*/' "$OUT/mc-$n-sass.txt") lines"
+  done
 fi
 
 # A short table last: the ladder, then one line per sweep file.

@@ -1,4 +1,4 @@
-// Test only: the walk in r alone of 05_gpu_tuned's kernel, emulated on the CPU with 00_cpu's
+// Test only: the walk in r alone of 07_radial_walk's kernel, emulated on the CPU with 00_cpu's
 // photon (common/mc/cpu_photon.hpp) in every other respect. A photon is its distance r from
 // the source: at each interaction the cosine mu between the new direction and the position
 // vector is drawn uniform on (-1, 1), and after a step t, r'^2 = r^2 + 2 t mu r + t^2. It must
