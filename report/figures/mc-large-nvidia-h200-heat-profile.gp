@@ -22,7 +22,7 @@ set tmargin 0
 set bmargin 3.5
 set format x '% g'
 unset logscale y
-set yrange [-3.9454012:3.9454012]
+set yrange [-3.45:3.45]
 set ytics (-2, 0, 2)
 set xlabel 'radius r (mm)'
 set ylabel '(MC - exact) / s.e.'

@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mc-large-nvidia-h200-speedup.png'
 set title 'mc problem large, NVIDIA H200'
 set logscale y
-set yrange [0.22718983:56.881026]
+set yrange [0.22718983:34.224534]
 set xrange [-0.6:4.6]
 set ylabel 'speedup over 02_gpu_naive (log scale)'
 set style fill solid 0.85 border -1

@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mc-small-nvidia-h200-speedup.png'
 set title 'mc problem small, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:46896.204]
+set yrange [0.33333333:31403.78]
 set xrange [-0.6:6.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
