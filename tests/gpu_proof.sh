@@ -1,0 +1,126 @@
+#!/bin/bash
+# What proves a change on a GPU machine, in one go: build outside the checkout, the whole test
+# suite (no SKIP may remain but those without data), all four compute-sanitizer tools on every
+# GPU step, and the benchmarks whose records go to report/results/. Results (JSONL) and logs
+# go to $OUT, named after the GPU (mri-h200.jsonl, ...). Phases are the arguments:
+#   build test sanitize ladder remeasure mc-sizes mc-tune mc-profile      (default: the first four)
+# Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/stepwise-out}
+B=${BUILD:-/tmp/stepwise-build}
+export STEPWISE_BUILD=$B STEPWISE_NO_INSTALL=1
+mkdir -p "$OUT"
+phases=${*:-build test sanitize ladder}
+has() { [[ " $phases " == *" $1 "* ]]; }
+for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/nvcc" ] && { export PATH="$d:$PATH"; break; }; done
+DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | tr 'A-Z' 'a-z')}
+DEVICE_TAG=${DEVICE_TAG:-gpu}
+# Builds name the commit they come from; a copy of the tree without .git reads .stepwise-commit.
+[ -f "$ROOT/.stepwise-commit" ] && export STEPWISE_COMMIT=$(cat "$ROOT/.stepwise-commit")
+
+# GPU step programs: every step whose source is a .cu file, as TRACK ID pairs.
+gpu_steps() {
+  local d
+  for d in "$ROOT"/steps/*/[0-9][0-9]_*/; do
+    ls "$d"*.cu >/dev/null 2>&1 && echo "$(basename "$(dirname "$d")") $(basename "$d")"
+  done
+}
+
+if has build; then
+  { meson setup "$B" "$ROOT" >/dev/null && meson compile -C "$B"; } > "$OUT/build.log" 2>&1 \
+    || { tail -50 "$OUT/build.log"; exit 1; }
+  echo "build ok"
+fi
+
+if has test; then
+  meson test -C "$B" --no-rebuild --print-errorlogs > "$OUT/test.log" 2>&1
+  grep -E "^ *[0-9]+/[0-9]+ .*(FAIL|SKIP|TIMEOUT)|^(Ok|Fail|Skipped|Expected Fail|Timeout):" "$OUT/test.log"
+fi
+
+if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels
+  log="$OUT/sanitize.log"
+  : > "$log"
+  gpu_steps | while read -r track id; do
+    kernels=(""); [ "$track" = mri ] && kernels=(fhd q)
+    for k in "${kernels[@]}"; do
+      for tool in memcheck racecheck synccheck initcheck; do
+        echo "== $tool ${track}_$id ${k}" >> "$log"
+        timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 \
+          "$B/steps/$track/${track}_$id" --size tiny ${k:+--kernel $k} --repeat 1 --warmup 0 --check --quiet >> "$log" 2>&1
+        echo "$tool ${track}_$id ${k}: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+      done
+    done
+  done
+fi
+
+if has ladder; then  # every step on small, the GPU steps on large too (mri 02 large: ~1 min a run)
+  for track in mri mc; do
+    "$ROOT/stepwise" bench "$track" --size small --json "$OUT/$track-$DEVICE_TAG.jsonl" -- --quiet --repeat 3
+    gpu_steps | while read -r t id; do
+      [ "$t" = "$track" ] || continue
+      runs="--repeat 3"; [ "$t/$id" = mri/02_scatter_atomic ] && runs="--repeat 1 --warmup 0"
+      kernels=(""); [ "$t" = mri ] && kernels=(fhd q)
+      for k in "${kernels[@]}"; do
+        "$B/steps/$t/${t}_$id" --size large ${k:+--kernel $k} $runs --check --quiet \
+          --json "$OUT/$track-$DEVICE_TAG.jsonl" || echo "FAILED ${t}_$id large $k"
+      done
+    done
+  done
+  "$B/probe/stepwise_probe" --json "$OUT/probe-$DEVICE_TAG.jsonl" --quiet
+fi
+
+if has remeasure; then  # sweeps of the steps that have a sweep.json
+  for f in "$ROOT"/steps/*/[0-9][0-9]_*/sweep.json; do
+    d=$(dirname "$f"); track=$(basename "$(dirname "$d")")
+    [ "$track" = mc ] && continue  # mc's sweeps are long: the mc-tune phase
+    "$ROOT/stepwise" tune "$track" "$(basename "$d")" --json "$OUT/$track-$DEVICE_TAG-tune.jsonl" 2>&1 | tail -1
+  done
+fi
+
+S=$B/steps/mc
+if has mc-sizes; then
+  for e in $(seq 14 30); do
+    n=$((1 << e))
+    for s in 05_gpu_tuned 06_hybrid 07_radial_walk; do
+      "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-$DEVICE_TAG-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
+    done
+    if [ "$e" -le "${CPU_MAX_LOG2:-26}" ]; then
+      "$S/mc_01_cpu_omp" --photons $n --repeat 1 --warmup 0 --tag sizes --json "$OUT/mc-$DEVICE_TAG-sizes.jsonl" --quiet || echo "FAILED 01 2^$e"
+    fi
+  done
+fi
+
+if has mc-tune; then  # ./stepwise tune of the steps named (60 points at 2^30 each: minutes)
+  for s in ${TUNE_STEPS:-05_gpu_tuned 07_radial_walk}; do
+    "$ROOT/stepwise" tune mc "$s" --json "$OUT/mc-$DEVICE_TAG-tune.jsonl" 2>&1 | tail -1
+  done
+fi
+
+if has mc-profile; then  # instructions per interaction of the tuned kernels, 3D (05) and in r (07)
+  for s in 05_gpu_tuned 07_radial_walk; do
+    n=${s%%_*}
+    ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
+      --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \
+      "$S/mc_$s" --photons $((1 << 28)) --repeat 1 --warmup 1 --quiet > "$OUT/mc-$n-ncu.txt" 2>&1
+    echo "== $s"; grep -E "smsp__|sm__|gpu__" "$OUT/mc-$n-ncu.txt"
+  done
+fi
+
+# A short table last: one line per record of the ladder files.
+python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    if path.endswith(("-tune.jsonl", "-sizes.jsonl")):
+        ok = sum(r.get("validation", {}).get("pass", False) for r in rows)
+        print(f"{os.path.basename(path)}: {len(rows)} records, {ok} pass")
+        continue
+    for r in rows:
+        if r["track"] == "probe":
+            print("probe", r["ceilings"]); continue
+        v = r["validation"]
+        print(f'{r["track"]:4s} {r["step"]:22s} {r["problem"]["name"]:6s} {r["params"].get("kernel", ""):3s} '
+              f'{r["timing"]["kernel_ms"]["median"]:10.4g} ms {r["throughput"]["value"]:12.4g} {r["throughput"]["unit"]:10s} '
+              f'{"PASS" if v["pass"] else "FAIL"}')
+PY
