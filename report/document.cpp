@@ -96,10 +96,14 @@ std::string date_range(const std::vector<const Record*>& rows) {
   return *dates.begin() + (dates.size() > 1 ? " to " + *dates.rbegin() : "");
 }
 
+// How good a record's throughput is, larger is better: a rate as it is, a time per unit of
+// work (epic's "ms/gulp") inverted.
+double goodness(const Record& r) { return r.lower_is_better() ? 1 / r.throughput() : r.throughput(); }
+
 // Speedup of `r` over `base`: the ratio of throughputs (the same as the ratio of times when
 // both did the same work); a time ratio when the throughputs cannot be compared.
 double speedup(const Record& base, const Record& r) {
-  if (base.unit() == r.unit() && base.throughput() > 0 && r.throughput() > 0) return r.throughput() / base.throughput();
+  if (base.unit() == r.unit() && base.throughput() > 0 && r.throughput() > 0) return goodness(r) / goodness(base);
   return base.time_ms() / r.time_ms();
 }
 
@@ -323,7 +327,7 @@ class Writer {
   static const Record* best_of(const std::vector<const Record*>& points) {
     const Record* best = nullptr;
     for (const Record* r : points)
-      if (passed(*r) && (!best || r->throughput() > best->throughput())) best = r;
+      if (passed(*r) && (!best || goodness(*r) > goodness(*best))) best = r;
     return best;
   }
 

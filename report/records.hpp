@@ -30,6 +30,8 @@ struct Record {
   double total_ms() const;         // timing.total_ms.median
   double throughput() const;       // throughput.value
   std::string unit() const;        // throughput.unit
+  // A throughput that is a time per unit of work ("ms/gulp"): smaller is faster.
+  bool lower_is_better() const { return unit().rfind("ms/", 0) == 0; }
   bool newer_than(const Record& other) const;
 };
 

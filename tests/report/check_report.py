@@ -68,7 +68,7 @@ def mode_tables(exe, fixtures):
     try:
         steps = ["--steps", os.path.join(fixtures, "steps")]
         md = generate(exe, os.path.join(fixtures, "results"), tmp, "--no-render", *steps)
-        check("35 records" in md, "all 35 fixture records read (blank lines skipped)")
+        check("37 records" in md, "all 37 fixture records read (blank lines skipped)")
         check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
 
         ceil = section(md, "## Measured ceilings")
@@ -130,8 +130,12 @@ def mode_tables(exe, fixtures):
         check(row(other, "01_fast")[2:4] + row(other, "01_fast")[8:9] == ["5.000", "7.500", "**FAIL**"],
               "an unknown track gets the generic ladder; failed validation shown")
 
+        timed = section(md, "## timed: timed")
+        check(row(timed, "01_fast")[4:6] == ["4.00x", "4.00x"],
+              f"a time per unit of work ('ms/item') is better when lower: 40 -> 10 ms/item is 4x, got {row(timed, '01_fast')}")
+
         names = figures_of(md)
-        check(len(names) == 11, f"11 figures referenced, got {len(names)}")
+        check(len(names) == 12, f"12 figures referenced, got {len(names)}")
         for n in names:
             for ext in (".gp", ".dat"):
                 p = os.path.join(tmp, "figures", n + ext)
