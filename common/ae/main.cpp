@@ -1,0 +1,271 @@
+// The AE harness: main() of every AE step program, on the shared loop (core/harness.hpp).
+// What is AE's own: the images (synthetic, CIFAR-10, Fashion-MNIST), the model preset, the
+// schedule flags, the initial weights (He, or --load), validation of the gradients against
+// the double-precision reference and of the training against a measured goal, the
+// reconstructions as output, the loss curve in the record, and --save of the trained weights.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "error.hpp"
+#include "harness.hpp"
+#include "npy.hpp"
+#include "nvtx.hpp"
+#include "problem.hpp"
+#include "step.hpp"
+#include "validation.hpp"
+
+namespace ae {
+namespace {
+
+constexpr int kMaxSyntheticImages = 200000;  // 2.4 GB of 32x32 float images
+constexpr int kReconstructions = 32;         // images in --out
+constexpr size_t kMaxCurvePoints = 1000;     // losses in the record; longer runs are subsampled
+
+struct Options {
+  int images = 0, batch = 0, epochs = 0;  // 0: the preset's
+  double lr = 0.001, momentum = 0.0;
+  std::string cifar_dir, idx_dir, split = "train";
+  std::string save, load;
+};
+
+void add_problem_options(CLI::App& app, Options& o) {
+  app.add_option("--images", o.images, "Images to train on (default: the preset's: tiny 128, small 384, large 50000 or all of a data set)")
+      ->check(CLI::Range(1, 10000000));
+  app.add_option("--batch", o.batch, "Images per minibatch (default: the preset's: tiny 8, small 16, large 64)")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--epochs", o.epochs, "Passes over the images (default: the preset's: tiny 4, small 1, large 1)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--lr", o.lr, "SGD learning rate")->check(core::FiniteRange(1e-12, 100.0))->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum (PyTorch's: v = momentum v + g; w -= lr v)")
+      ->check(core::FiniteRange(0.0, 0.999))
+      ->capture_default_str();
+  CLI::Option* cifar = app.add_option("--cifar-dir", o.cifar_dir, "CIFAR-10 binary folder (data_batch_1..5.bin, test_batch.bin) instead of synthetic images");
+  app.add_option("--idx-dir", o.idx_dir, "Fashion-MNIST folder (train-images-idx3-ubyte[.gz], t10k-...; Debian: /usr/share/datasets/fashion-mnist)")
+      ->excludes(cifar);
+  app.add_option("--split", o.split, "Which images of --cifar-dir or --idx-dir: train or test")
+      ->check(CLI::IsMember({"train", "test"}))
+      ->capture_default_str();
+  app.add_option("--save", o.save, "Write the trained weights to this folder, one .npy per tensor (conv1.weight.npy, ...)");
+  app.add_option("--load", o.load, "Start from the weights in this folder (as --save writes them) instead of He initialization");
+}
+
+std::shared_ptr<const ImageSet> read_images(const Options& o, const core::CoreOptions& core, const Preset& pre,
+                                            bool gpu, const std::string& program) {
+  const bool real = !o.cifar_dir.empty() || !o.idx_dir.empty();
+  if (core.size == "large" && !gpu && !o.images)
+    throw core::UsageError("--size large is the GPU scale (" + std::string(real ? "the whole data set" : "50,000 images") +
+                           " per epoch); " + program + " would take hours on a CPU. Use --size small, or --images N to insist.");
+  // A preset's image count applies to real images too; large takes the whole split.
+  const size_t limit = o.images ? size_t(o.images) : (core.size == "large" ? 0 : size_t(pre.images));
+  if (!real) {
+    if (o.images > kMaxSyntheticImages)
+      throw core::UsageError("--images " + std::to_string(o.images) + ": at most " + std::to_string(kMaxSyntheticImages) +
+                             " synthetic images");
+    return std::make_shared<ImageSet>(synthetic_images(int(limit), pre.model.channels, pre.model.height, pre.model.width, core.seed));
+  }
+  ImageSet set = !o.cifar_dir.empty() ? read_cifar10(cifar10_files(o.cifar_dir, o.split), limit)
+                                      : read_idx_images(fashion_mnist_file(o.idx_dir, o.split), limit);
+  if (o.images && set.count < o.images)
+    throw core::UsageError("--images " + std::to_string(o.images) + ": the " + set.source + " " + o.split + " images (" +
+                           set.origin + ") are only " + std::to_string(set.count));
+  return std::make_shared<ImageSet>(std::move(set));
+}
+
+Problem make_problem(const Options& o, const core::CoreOptions& core, bool gpu, const std::string& program) {
+  if (!core.input.empty())
+    throw core::UsageError("--input " + core.input + ": the AE track reads images with --cifar-dir or --idx-dir, not --input");
+  const Preset pre = preset(core.size);
+  Problem p;
+  p.size = core.size;
+  p.seed = core.seed;
+  p.data = read_images(o, core, pre, gpu, program);
+  p.model = pre.model;
+  p.model.channels = p.data->channels;
+  p.model.height = p.data->height;
+  p.model.width = p.data->width;
+  p.name = p.data->source != "synthetic" ? p.data->source : (o.images ? "custom" : core.size);
+  p.batch = o.batch ? o.batch : pre.batch;
+  p.epochs = o.epochs ? o.epochs : pre.epochs;
+  p.lr = o.lr;
+  p.momentum = o.momentum;
+  if (p.batch > p.images())
+    throw core::UsageError("--batch " + std::to_string(p.batch) + (o.batch ? "" : " (the preset's)") +
+                           " is larger than the data set (" + std::to_string(p.images()) + " images)");
+  return p;
+}
+
+// The folder --save will write: refused before any training if it cannot be.
+void check_save_folder(const std::string& dir) {
+  if (dir.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path path(dir);
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) throw core::UsageError("--save " + dir + ": exists and is not a folder");
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) throw core::UsageError("--save " + dir + ": folder " + parent.string() + " does not exist");
+}
+
+core::json curve_json(const std::vector<float>& losses) {
+  const size_t every = (losses.size() + kMaxCurvePoints - 1) / kMaxCurvePoints;
+  core::json l = core::json::array();
+  for (size_t i = 0; i < losses.size(); i += std::max<size_t>(every, 1))
+    l.push_back(std::isfinite(losses[i]) ? core::json(losses[i]) : core::json(nullptr));
+  return {{"losses", l}, {"every", std::max<size_t>(every, 1)}, {"steps", losses.size()}};
+}
+
+std::string sci(double v) {
+  char s[32];
+  snprintf(s, sizeof s, "%.3g", v);
+  return s;
+}
+
+class AeTrack final : public core::Track {
+ public:
+  explicit AeTrack(Accuracy accuracy) : accuracy_(accuracy) {}
+
+  void add_options(CLI::App& app) override { add_problem_options(app, o_); }
+
+  void prepare(const core::CoreOptions& core, const core::Tunables& tunables, bool gpu, const std::string& program) override {
+    check_save_folder(o_.save);
+    p_ = make_problem(o_, core, gpu, program);
+    if (!o_.load.empty()) {
+      initial_ = load_parameters(o_.load, p_.model);
+      p_.init = o_.load;
+    } else {
+      initial_ = he_initialization(p_.model, p_.seed);
+    }
+    step_ = make_step(tunables);
+  }
+
+  core::Phases phases() override {
+    return {[this] { core::NvtxRange r("load"); step_->load(p_, initial_, p_.batch); },
+            [this] { core::NvtxRange r("compute"); step_->train(p_.steps()); },
+            [this] { core::NvtxRange r("store"); step_->store(trained_); }};
+  }
+
+  std::string describe() const override {
+    return "problem=" + p_.name + " (" + p_.model.describe() + ", " + std::to_string(p_.images()) + " " +
+           p_.data->source + " images, batch " + std::to_string(p_.batch) + ", " + std::to_string(p_.steps()) + " steps)";
+  }
+
+  core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params()}, {"digest", p_.digest()}}; }
+
+  void describe_params(core::json& params) const override {
+    params["batch"] = p_.batch;
+    params["epochs"] = p_.epochs;
+    params["lr"] = p_.lr;
+    params["momentum"] = p_.momentum;
+    step_->describe(params);
+  }
+
+  core::Rate rate(double kernel_ms) const override {
+    const double images = double(p_.images_trained());
+    return {{{"unit", "images"}, {"count", p_.images_trained()}, {"steps", p_.steps()},
+             {"flop", images * training_flop_per_image(p_.model)}, {"flop_per_image", training_flop_per_image(p_.model)}},
+            images / (kernel_ms * 1e-3), "images/s"};
+  }
+
+  core::Verdict validate(const core::CoreOptions&) override {
+    v_ = ae::validate(*step_, p_, initial_, trained_.losses, accuracy_);
+    core::Verdict out;
+    out.pass = v_.pass;
+    out.failure = v_.failure;
+    out.record = validation_record();
+    out.summary = summary();
+    return out;
+  }
+
+  void write_output(const std::string& path, const core::Verdict&) override {
+    // float32 [2, k, C, H, W]: the first k images, then the trained model's reconstructions.
+    const int k = std::min(kReconstructions, p_.images());
+    const size_t image_size = p_.data->image_size();
+    std::vector<float> out(2 * size_t(k) * image_size);
+    std::copy(p_.data->pixels.begin(), p_.data->pixels.begin() + long(k * image_size), out.begin());
+    step_->load(p_, trained_.params, p_.batch);  // validation left the step at its check's weights
+    step_->reconstruct(k, out.data() + k * image_size);
+    core::write_npy(path, {2, size_t(k), size_t(p_.model.channels), size_t(p_.model.height), size_t(p_.model.width)},
+                    out.data());
+  }
+
+  void extend_record(core::json& record, const core::Verdict&) const override { record["training"] = curve_json(trained_.losses); }
+
+  // --save, after the run: the weights of the (last) timed training.
+  int save(const char* program) const {
+    if (o_.save.empty() || trained_.params.empty()) return core::kOk;
+    return core::exit_code_of(program, [&] {
+      save_parameters(o_.save, p_.model, trained_.params);
+      return int(core::kOk);
+    });
+  }
+
+ private:
+  core::json validation_record() const {
+    core::ErrorMetrics worst;  // the generic columns: the worst tensor's gradient error
+    worst.rel_l2 = v_.worst_gradient;
+    worst.max_abs = NAN;
+    worst.psnr_db = NAN;
+    worst.snr_db = NAN;
+    core::json j = core::validation_json("cpu-double", worst, v_.pass);
+    j["class"] = accuracy_name(v_.accuracy);
+    j["thresholds"] = {{"loss", v_.limits.loss}, {"gradient", v_.limits.gradient}, {"update", v_.limits.update}};
+    j["check_images"] = v_.images;
+    core::json steps = core::json::array();
+    for (const StepCheck& c : v_.steps) {
+      core::json t = core::json::object();
+      for (const TensorCheck& tc : c.tensors) t[tc.name] = {{"gradient", tc.gradient}, {"update", tc.update}};
+      steps.push_back({{"loss", c.loss}, {"reference_loss", c.reference_loss}, {"loss_error", c.loss_error},
+                       {"kinks", {{"found", c.kinks_found}, {"examined", c.kinks_examined}, {"flipped", c.kinks_flipped}, {"widest_flipped", c.widest_flipped}}},
+                       {"tensors", t}});
+    }
+    j["steps"] = steps;
+    j["worst"] = {{"loss", v_.worst_loss}, {"gradient", v_.worst_gradient}, {"update", v_.worst_update}};
+    if (v_.goal.applies)
+      j["goal"] = {{"step", v_.goal.step}, {"window", v_.goal.window}, {"below", v_.goal.below}, {"loss", v_.goal_loss}};
+    else
+      j["goal"] = {{"applies", false}, {"why_not", v_.goal.why_not}};
+    if (!v_.pass) j["failure"] = v_.failure;
+    return j;
+  }
+
+  std::string summary() const {
+    std::string s;
+    if (!trained_.losses.empty())
+      s += "  loss    first step " + sci(trained_.losses.front()) + ", last step " + sci(trained_.losses.back()) + " (" +
+           std::to_string(trained_.losses.size()) + " steps)\n";
+    const StepCheck& a = v_.steps.front();
+    s += "  check   " + std::string(v_.pass ? "PASS" : "FAIL") + " (" + accuracy_name(v_.accuracy) + ") vs cpu-double, " +
+         std::to_string(kCheckSteps) + " steps of " + std::to_string(v_.images) + " images: loss error " + sci(v_.worst_loss) +
+         " (limit " + sci(v_.limits.loss) + "), worst gradient " + sci(v_.worst_gradient) + " (limit " +
+         sci(v_.limits.gradient) + "; step 1: " + a.tensors[a.worst_gradient].name + "), worst update " +
+         sci(v_.worst_update) + " (limit " + sci(v_.limits.update) + ")\n";
+    if (v_.goal.applies)
+      s += "  goal    mean loss of steps " + std::to_string(v_.goal.step - v_.goal.window + 1) + ".." +
+           std::to_string(v_.goal.step) + ": " + sci(v_.goal_loss) + " (goal: below " + sci(v_.goal.below) + ")\n";
+    else
+      s += "  goal    not checked: " + v_.goal.why_not + "\n";
+    return s;
+  }
+
+  Accuracy accuracy_;
+  Options o_;
+  Problem p_;
+  std::vector<float> initial_;
+  Trained trained_;
+  Verdict v_;
+  std::unique_ptr<Step> step_;
+};
+
+}  // namespace
+}  // namespace ae
+
+int main(int argc, char** argv) {
+  const ae::StepInfo info = ae::step_info();
+  ae::AeTrack track(info.accuracy);
+  const int code = core::run_step_program(track, {"ae", info.id, info.title, info.gpu, info.tunables}, argc, argv);
+  // The harness has no step after the record; the trained weights are written here, once the
+  // run is complete (also when validation failed: the weights are what a reader inspects then).
+  if (code != core::kOk && code != core::kValidationFailed) return code;
+  const int saved = track.save(argv[0]);
+  return saved != core::kOk ? saved : code;
+}

@@ -1,0 +1,319 @@
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ae::reference {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+size_t at(int c, int y, int x, int h, int w) { return (size_t(c) * h + y) * w + x; }
+
+// out (c.out, h, w) = bias + the 3x3 convolution (padding 1) of in (c.in, h, w).
+void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out) {
+  const int h = c.height, w = c.width;
+  out.assign(size_t(c.out) * h * w, 0.0);
+  for (int o = 0; o < c.out; ++o) std::fill_n(out.begin() + long(at(o, 0, 0, h, w)), size_t(h) * w, p[c.bias + o]);
+  for (int o = 0; o < c.out; ++o)
+    for (int i = 0; i < c.in; ++i)
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          const double k = p[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw];
+          // Output rows and columns whose tap (kh, kw) falls inside the input (padding is 0).
+          for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
+            for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
+              out[at(o, y, x, h, w)] += k * in[at(i, y + kh - 1, x + kw - 1, h, w)];
+        }
+}
+
+// Adds this image's weight and bias gradients to `g`; if d_in is given, sets it to the
+// gradient of the input, each output gradient scattered back to the inputs it was made of.
+// Output channels whose gradient is all zero are skipped (a kink's alternative starts from
+// a single unit).
+void conv_backward(const Conv& c, const double* p, const Vec& in, const Vec& d_out, double* g, Vec* d_in) {
+  const int h = c.height, w = c.width;
+  if (d_in) d_in->assign(size_t(c.in) * h * w, 0.0);
+  for (int o = 0; o < c.out; ++o) {
+    double s = 0;
+    bool zero = true;
+    for (size_t j = 0; j < size_t(h) * w; ++j) {
+      s += d_out[at(o, 0, 0, h, w) + j];
+      zero = zero && d_out[at(o, 0, 0, h, w) + j] == 0;
+    }
+    if (zero) continue;
+    g[c.bias + o] += s;
+    for (int i = 0; i < c.in; ++i)
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          const size_t wi = c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw;
+          double s = 0;
+          for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
+            for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x) {
+              const double d = d_out[at(o, y, x, h, w)];
+              s += d * in[at(i, y + kh - 1, x + kw - 1, h, w)];
+              if (d_in) (*d_in)[at(i, y + kh - 1, x + kw - 1, h, w)] += p[wi] * d;
+            }
+          g[wi] += s;
+        }
+  }
+}
+
+Vec relu(const Vec& z) {
+  Vec a(z.size());
+  for (size_t j = 0; j < z.size(); ++j) a[j] = z[j] > 0 ? z[j] : 0.0;
+  return a;
+}
+
+// d (through a ReLU with input z): zero where the unit was off; the derivative at 0 is taken
+// as 0.
+void relu_backward(const Vec& z, Vec& d) {
+  for (size_t i = 0; i < d.size(); ++i)
+    if (!(z[i] > 0)) d[i] = 0;
+}
+
+// 2x2 max pooling of (ch, h, w); `from` records which input each output took (the first
+// maximum in row-major order within the window) and `second` the runner-up.
+void pool_forward(int ch, int h, int w, const Vec& in, Vec& out, std::vector<size_t>& from, std::vector<size_t>& second) {
+  out.assign(size_t(ch) * (h / 2) * (w / 2), 0.0);
+  from.assign(out.size(), 0);
+  second.assign(out.size(), 0);
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < h / 2; ++y)
+      for (int x = 0; x < w / 2; ++x) {
+        size_t window[4], k = 0;
+        for (int dy = 0; dy < 2; ++dy)
+          for (int dx = 0; dx < 2; ++dx) window[k++] = at(c, 2 * y + dy, 2 * x + dx, h, w);
+        size_t best = window[0];
+        for (size_t j : window)
+          if (in[j] > in[best]) best = j;
+        size_t runner = best == window[0] ? window[1] : window[0];
+        for (size_t j : window)
+          if (j != best && in[j] > in[runner]) runner = j;
+        const size_t o = at(c, y, x, h / 2, w / 2);
+        out[o] = in[best];
+        from[o] = best;
+        second[o] = runner;
+      }
+}
+
+void pool_backward(size_t in_size, const std::vector<size_t>& from, const Vec& d_out, Vec& d_in) {
+  d_in.assign(in_size, 0.0);
+  for (size_t o = 0; o < d_out.size(); ++o) d_in[from[o]] += d_out[o];
+}
+
+// Nearest-neighbour x2 upsampling of (ch, h, w) to (ch, 2h, 2w), and its adjoint.
+void up_forward(int ch, int h, int w, const Vec& in, Vec& out) {
+  out.assign(size_t(ch) * 4 * h * w, 0.0);
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < 2 * h; ++y)
+      for (int x = 0; x < 2 * w; ++x) out[at(c, y, x, 2 * h, 2 * w)] = in[at(c, y / 2, x / 2, h, w)];
+}
+
+void up_backward(int ch, int h, int w, const Vec& d_out, Vec& d_in) {
+  d_in.assign(size_t(ch) * h * w, 0.0);
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < 2 * h; ++y)
+      for (int x = 0; x < 2 * w; ++x) d_in[at(c, y / 2, x / 2, h, w)] += d_out[at(c, y, x, 2 * h, 2 * w)];
+}
+
+// Everything one image's backward pass needs from its own forward pass: the inputs of every
+// ReLU (z) and of every convolution.
+struct Activations {
+  Vec x, z1, a1, p1, z2, a2, p2, z3, u3, z4, u4, y;
+  std::vector<size_t> from1, second1, from2, second2;
+};
+
+void forward(const Model& m, const std::array<Conv, kLayers>& L, const double* p, const float* image, Activations& t) {
+  t.x.assign(image, image + size_t(m.channels) * m.height * m.width);
+  conv_forward(L[0], p, t.x, t.z1);
+  t.a1 = relu(t.z1);
+  pool_forward(L[0].out, L[0].height, L[0].width, t.a1, t.p1, t.from1, t.second1);
+  conv_forward(L[1], p, t.p1, t.z2);
+  t.a2 = relu(t.z2);
+  pool_forward(L[1].out, L[1].height, L[1].width, t.a2, t.p2, t.from2, t.second2);
+  conv_forward(L[2], p, t.p2, t.z3);
+  up_forward(L[2].out, L[2].height, L[2].width, relu(t.z3), t.u3);
+  conv_forward(L[3], p, t.u3, t.z4);
+  up_forward(L[3].out, L[3].height, L[3].width, relu(t.z4), t.u4);
+  conv_forward(L[4], p, t.u4, t.y);
+}
+
+double image_error(const Activations& t) {
+  double s = 0;
+  for (size_t j = 0; j < t.y.size(); ++j) s += (t.y[j] - t.x[j]) * (t.y[j] - t.x[j]);
+  return s;
+}
+
+// The gradients arriving at each ReLU (before its mask) and at each pooling output during
+// an image's backward pass: what a kink's alternative starts from.
+struct Upstream {
+  Vec d_a[5], d_p[3];  // d_a[l]: at the ReLU after conv l; d_p[l]: at the pooling after it
+};
+
+// Adds to g the gradient that d_z, the gradient at the input of the ReLU after conv l
+// (l = 1..4), makes in conv l and every layer below it; records what arrives on the way.
+void backward_from(int l, Vec d_z, const std::array<Conv, kLayers>& L, const double* p, const Activations& t,
+                   double* g, Upstream* up) {
+  Vec d_in, d_a;
+  if (l == 4) {
+    conv_backward(L[3], p, t.u3, d_z, g, &d_in);
+    up_backward(L[2].out, L[2].height, L[2].width, d_in, d_a);
+    if (up) up->d_a[3] = d_a;
+    relu_backward(t.z3, d_a);
+    d_z.swap(d_a);
+    l = 3;
+  }
+  if (l == 3) {
+    conv_backward(L[2], p, t.p2, d_z, g, &d_in);
+    if (up) up->d_p[2] = d_in;
+    pool_backward(t.a2.size(), t.from2, d_in, d_a);
+    if (up) up->d_a[2] = d_a;
+    relu_backward(t.z2, d_a);
+    d_z.swap(d_a);
+    l = 2;
+  }
+  if (l == 2) {
+    conv_backward(L[1], p, t.p1, d_z, g, &d_in);
+    if (up) up->d_p[1] = d_in;
+    pool_backward(t.a1.size(), t.from1, d_in, d_a);
+    if (up) up->d_a[1] = d_a;
+    relu_backward(t.z1, d_a);
+    d_z.swap(d_a);
+  }
+  conv_backward(L[0], p, t.x, d_z, g, nullptr);  // the image needs no gradient
+}
+
+// Adds one image's gradient (d loss / d y = scale (y - x)) to g.
+void backward(const std::array<Conv, kLayers>& L, const double* p, const Activations& t, double scale, double* g,
+              Upstream* up) {
+  Vec d_y(t.y.size()), d_u4, d_a4;
+  for (size_t j = 0; j < t.y.size(); ++j) d_y[j] = scale * (t.y[j] - t.x[j]);
+  conv_backward(L[4], p, t.u4, d_y, g, &d_u4);
+  up_backward(L[3].out, L[3].height, L[3].width, d_u4, d_a4);
+  if (up) up->d_a[4] = d_a4;
+  relu_backward(t.z4, d_a4);
+  backward_from(4, std::move(d_a4), L, p, t, g, up);
+}
+
+// The change of the gradient if kink k went the other way, as (index, value) pairs.
+void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double* p, const Activations& t,
+                 const Upstream& up, size_t parameters, std::vector<size_t>& index, std::vector<double>& value) {
+  const Vec* z[5] = {nullptr, &t.z1, &t.z2, &t.z3, &t.z4};
+  const Vec& zl = *z[k.layer];
+  Vec d_z(zl.size(), 0.0);
+  if (!k.pool) {
+    // The unit's mask flips: its gradient passes where it was stopped, or the reverse.
+    d_z[k.unit] = (zl[k.unit] > 0 ? -1.0 : 1.0) * up.d_a[k.layer][k.unit];
+  } else {
+    // The pooled gradient goes to the runner-up instead of the maximum (through their ReLUs).
+    const std::vector<size_t>& from = k.layer == 1 ? t.from1 : t.from2;
+    const std::vector<size_t>& second = k.layer == 1 ? t.second1 : t.second2;
+    const double d = up.d_p[k.layer][k.unit];
+    if (zl[from[k.unit]] > 0) d_z[from[k.unit]] -= d;
+    if (zl[second[k.unit]] > 0) d_z[second[k.unit]] += d;
+  }
+  Vec change(parameters, 0.0);
+  backward_from(k.layer, std::move(d_z), L, p, t, change.data(), nullptr);
+  index.clear();
+  value.clear();
+  for (size_t j = 0; j < parameters; ++j)
+    if (change[j] != 0) {
+      index.push_back(j);
+      value.push_back(change[j]);
+    }
+}
+
+double rms(const Vec& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s / double(v.size()));
+}
+
+// The decisions of this image's forward pass within `tolerance` (relative to the RMS of the
+// values compared) of going the other way.
+void find_kinks(const Activations& t, int image, double tolerance, std::vector<Kink>& kinks) {
+  const Vec* z[4] = {&t.z1, &t.z2, &t.z3, &t.z4};
+  for (int l = 1; l <= 4; ++l) {
+    const Vec& v = *z[l - 1];
+    const double scale = rms(v);
+    for (size_t j = 0; j < v.size(); ++j)
+      if (std::fabs(v[j]) < tolerance * scale) kinks.push_back({l, false, image, j, std::fabs(v[j]) / scale, {}, {}});
+  }
+  const Vec* a[2] = {&t.a1, &t.a2};
+  const std::vector<size_t>* from[2] = {&t.from1, &t.from2};
+  const std::vector<size_t>* second[2] = {&t.second1, &t.second2};
+  for (int l = 1; l <= 2; ++l) {
+    const Vec& v = *a[l - 1];
+    const double scale = rms(v);
+    for (size_t o = 0; o < from[l - 1]->size(); ++o) {
+      const double top = v[(*from[l - 1])[o]], gap = top - v[(*second[l - 1])[o]];
+      // Two units that are both off pass no gradient, whichever is taken.
+      if (top > 0 && gap < tolerance * scale) kinks.push_back({l, true, image, o, gap / scale, {}, {}});
+    }
+  }
+}
+
+}  // namespace
+
+double loss(const Model& m, const std::vector<double>& params, const float* images, int n) {
+  const auto L = layers(m);
+  const size_t image_size = size_t(m.channels) * m.height * m.width;
+  Activations t;
+  double sum = 0;
+  for (int b = 0; b < n; ++b) {
+    forward(m, L, params.data(), images + size_t(b) * image_size, t);
+    sum += image_error(t);
+  }
+  return sum / (double(n) * double(image_size));
+}
+
+LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& params, const float* images, int n,
+                                  double kink_tolerance, size_t max_kinks) {
+  const auto L = layers(m);
+  const double* p = params.data();
+  const size_t image_size = size_t(m.channels) * m.height * m.width;
+  LossAndGradient r;
+  r.gradient.assign(params.size(), 0.0);
+  const double scale = 2.0 / (double(n) * double(image_size));  // d loss / d y = scale (y - x)
+  Activations t;
+  Upstream up;
+  double sum = 0;
+  for (int b = 0; b < n; ++b) {
+    forward(m, L, p, images + size_t(b) * image_size, t);
+    sum += image_error(t);
+    backward(L, p, t, scale, r.gradient.data(), kink_tolerance > 0 ? &up : nullptr);
+    if (kink_tolerance <= 0) continue;
+    std::vector<Kink> kinks;
+    find_kinks(t, b, kink_tolerance, kinks);
+    r.kinks_found += kinks.size();
+    for (Kink& k : kinks) {
+      // Only the closest calls are kept: the step's rounding reaches a few 1e-6 of a layer's RMS.
+      if (r.kinks.size() == max_kinks && !(k.margin < r.kinks.back().margin)) continue;
+      alternative(k, L, p, t, up, params.size(), k.index, k.value);
+      if (r.kinks.size() == max_kinks) r.kinks.pop_back();
+      r.kinks.insert(std::upper_bound(r.kinks.begin(), r.kinks.end(), k,
+                                      [](const Kink& a, const Kink& b) { return a.margin < b.margin; }),
+                     std::move(k));
+    }
+  }
+  r.loss = sum / (double(n) * double(image_size));
+  return r;
+}
+
+void sgd_update(std::vector<double>& params, std::vector<double>& velocity, const std::vector<double>& gradient,
+                double lr, double momentum) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    velocity[i] = momentum * velocity[i] + gradient[i];
+    params[i] -= lr * velocity[i];
+  }
+}
+
+std::vector<double> reconstruct(const Model& m, const std::vector<double>& params, const float* image) {
+  Activations t;
+  forward(m, layers(m), params.data(), image, t);
+  return t.y;
+}
+
+}  // namespace ae::reference

@@ -1,0 +1,55 @@
+// The CPU reference: the autoencoder's loss, its gradient and SGD training in double
+// precision, by direct loops, written independently of every step (the input gradient is
+// scattered here, gathered in the steps). Its gradient is checked against central finite
+// differences in tests/ae.
+//
+// A minibatch gradient is the gradient of the minibatch's loss: every image's contribution
+// to a weight gradient is added (never written over), and each image's backward pass reads
+// the activations of that image's own forward pass.
+#pragma once
+#include <vector>
+
+#include "model.hpp"
+
+namespace ae::reference {
+
+// The mean squared error over all pixels of the minibatch, (1 / (n C H W)) sum (y - x)^2,
+// of `n` images (NCHW floats) under `params`.
+double loss(const Model& m, const std::vector<double>& params, const float* images, int n);
+
+// A decision of the forward pass that float arithmetic may take the other way: a ReLU whose
+// input is within the tolerance of 0, or a 2x2 max-pooling window whose two largest inputs
+// are within the tolerance of each other. Its `alternative` is the change of the minibatch
+// gradient if it went the other way (the ReLU off instead of on, or the reverse; the pool
+// passing the runner-up's gradient instead of the maximum's).
+struct Kink {
+  int layer = 0;      // 1..4: after conv1..conv4
+  bool pool = false;  // max pooling (else ReLU)
+  int image = 0;
+  size_t unit = 0;    // the ReLU's index, or the pooled output's, in that layer of that image
+  double margin = 0;  // |input| of the ReLU, or the gap of the two largest, relative to the layer's RMS
+  // The alternative, sparse: gradient[index[j]] changes by value[j].
+  std::vector<size_t> index;
+  std::vector<double> value;
+};
+
+struct LossAndGradient {
+  double loss = 0;
+  std::vector<double> gradient;  // d loss / d params, in the layout of tensors(m)
+  std::vector<Kink> kinks;       // the (up to max_kinks) smallest margins below kink_tolerance, smallest first
+  size_t kinks_found = 0;        // all margins below kink_tolerance
+};
+// kink_tolerance 0: no kinks are looked for.
+LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& params, const float* images, int n,
+                                  double kink_tolerance = 0, size_t max_kinks = 64);
+
+// One step of SGD with momentum as PyTorch defines it (dampening 0, no Nesterov):
+// velocity = momentum * velocity + gradient; params -= lr * velocity. A zero velocity
+// makes the first step plain SGD.
+void sgd_update(std::vector<double>& params, std::vector<double>& velocity, const std::vector<double>& gradient,
+                double lr, double momentum);
+
+// The model's output for one image.
+std::vector<double> reconstruct(const Model& m, const std::vector<double>& params, const float* image);
+
+}  // namespace ae::reference

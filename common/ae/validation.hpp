@@ -1,0 +1,65 @@
+// Validation of a step against the double-precision reference (steps/ae/README.md,
+// "Validation"):
+//   1. gradients: from the initial weights, the step trains kCheckSteps steps on minibatches
+//      of (up to) kCheckImages images; each step's loss, the gradient of every tensor and the
+//      update it made are compared with the reference at the same weights;
+//   2. training: on a preset's own schedule, the timed run's loss must fall below the
+//      preset's goal (problem.hpp, TrainingGoal).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "problem.hpp"
+#include "step.hpp"
+
+namespace ae {
+
+constexpr int kCheckImages = 4;  // per minibatch: more than one, or a gradient that keeps only the
+                                 // last image of the batch would pass
+constexpr int kCheckSteps = 2;   // the second step's update shows the momentum
+
+// Relative errors a step of each accuracy class may make (per tensor, L2 norm of the error
+// over the L2 norm of the reference; the loss: absolute difference over the reference).
+struct Thresholds {
+  double loss = 0, gradient = 0, update = 0;
+};
+Thresholds thresholds(Accuracy a);
+
+struct TensorCheck {
+  std::string name;
+  double gradient = 0;  // relative L2 error of the gradient
+  double update = 0;    // relative L2 error of the parameter change
+};
+
+// Float and double may decide a ReLU or a max-pooling window differently when its margin is
+// within rounding (steps/ae/README.md, "Kinks"): for fp32 steps the reference lists the
+// decisions with margins below this (relative to the layer's RMS) and accepts either way for
+// each. TF32 and BF16 steps flip so many that their thresholds include the effect instead.
+constexpr double kKinkTolerance = 1e-5;
+constexpr size_t kMaxKinks = 64;
+
+struct StepCheck {
+  double loss = 0, reference_loss = 0, loss_error = 0;
+  size_t kinks_found = 0, kinks_examined = 0, kinks_flipped = 0;
+  double widest_flipped = 0;  // the largest margin of a decision the step took the other way
+  std::vector<TensorCheck> tensors;
+  size_t worst_gradient = 0, worst_update = 0;  // indices into tensors
+};
+
+struct Verdict {
+  Accuracy accuracy = Accuracy::fp32;
+  Thresholds limits;
+  int images = 0;  // per check step
+  std::vector<StepCheck> steps;
+  TrainingGoal goal;
+  double goal_loss = 0;  // the timed run's mean loss over the goal's window
+  double worst_gradient = 0, worst_update = 0, worst_loss = 0;
+  bool pass = false;
+  std::string failure;  // the first reason it failed
+};
+
+// Runs the step (it is loaded again: its state afterwards is the check's, not the timed run's).
+Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial,
+                 const std::vector<float>& timed_losses, Accuracy accuracy);
+
+}  // namespace ae

@@ -1,0 +1,244 @@
+// ae 00_cpu: the baseline. One thread, float, direct loops: every layer is the loop nest of
+// its definition. A minibatch is trained one image at a time: the image's forward pass keeps
+// its activations, its backward pass reads exactly those and adds the image's share to the
+// weight and bias gradients; after the last image, one SGD step with the batch's gradient.
+#include <algorithm>
+#include <cstring>
+
+#include "step.hpp"
+
+namespace ae {
+namespace {
+
+// out (c.out, h, w) = bias + 3x3 convolution of in (c.in, h, w) with zero padding 1.
+void conv_forward(const Conv& c, const float* params, const float* in, float* out) {
+  const int h = c.height, w = c.width;
+  const float* weight = params + c.weight;
+  for (int o = 0; o < c.out; ++o) {
+    float* out_o = out + size_t(o) * h * w;
+    std::fill(out_o, out_o + size_t(h) * w, params[c.bias + o]);
+    for (int i = 0; i < c.in; ++i) {
+      const float* in_i = in + size_t(i) * h * w;
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          const float k = weight[((size_t(o) * c.in + i) * 3 + kh) * 3 + kw];
+          // Only the outputs whose tap (kh, kw) lands inside the image: the padding is zero.
+          for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
+            for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
+              out_o[y * w + x] += k * in_i[(y + kh - 1) * w + (x + kw - 1)];
+        }
+    }
+  }
+}
+
+// Adds this image's share of the weight and bias gradients; writes the input gradient when
+// d_in is given: d_in[i][y][x] gathers every output that read in[i][y][x].
+void conv_backward(const Conv& c, const float* params, const float* in, const float* d_out, float* gradient,
+                   float* d_in) {
+  const int h = c.height, w = c.width;
+  const float* weight = params + c.weight;
+  for (int o = 0; o < c.out; ++o) {
+    const float* d_o = d_out + size_t(o) * h * w;
+    float bias_sum = 0;
+    for (int j = 0; j < h * w; ++j) bias_sum += d_o[j];
+    gradient[c.bias + o] += bias_sum;
+    for (int i = 0; i < c.in; ++i) {
+      const float* in_i = in + size_t(i) * h * w;
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          float sum = 0;
+          for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
+            for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
+              sum += d_o[y * w + x] * in_i[(y + kh - 1) * w + (x + kw - 1)];
+#if defined(STEPWISE_MUTANT_OVERWRITE_GRADIENT)  // only for tests/ae: proves validation rejects the published code's bug
+          gradient[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw] = sum;
+#else
+          gradient[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw] += sum;
+#endif
+        }
+    }
+  }
+  if (!d_in) return;
+  std::fill(d_in, d_in + size_t(c.in) * h * w, 0.0f);
+  for (int i = 0; i < c.in; ++i) {
+    float* d_i = d_in + size_t(i) * h * w;
+    for (int o = 0; o < c.out; ++o) {
+      const float* d_o = d_out + size_t(o) * h * w;
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          const float k = weight[((size_t(o) * c.in + i) * 3 + kh) * 3 + kw];
+          // Input (y, x) fed output (y + 1 - kh, x + 1 - kw) through this tap.
+          for (int y = std::max(0, kh - 1); y < std::min(h, h + kh - 1); ++y)
+            for (int x = std::max(0, kw - 1); x < std::min(w, w + kw - 1); ++x)
+              d_i[y * w + x] += k * d_o[(y + 1 - kh) * w + (x + 1 - kw)];
+        }
+    }
+  }
+}
+
+void relu(float* v, size_t n) {
+  for (size_t j = 0; j < n; ++j) v[j] = v[j] > 0 ? v[j] : 0.0f;
+}
+
+// Zero where the unit was off (its output a is 0 exactly when its input was <= 0).
+void relu_backward(const float* a, float* d, size_t n) {
+  for (size_t j = 0; j < n; ++j)
+    if (!(a[j] > 0)) d[j] = 0;
+}
+
+// The input position 2x2 max pooling takes for output (c, y, x): the first maximum of the
+// window in row-major order.
+size_t pool_source(const float* in, int c, int y, int x, int h, int w) {
+  size_t best = (size_t(c) * h + 2 * y) * w + 2 * x;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const size_t j = (size_t(c) * h + 2 * y + dy) * w + 2 * x + dx;
+      if (in[j] > in[best]) best = j;
+    }
+  return best;
+}
+
+void pool_forward(int ch, int h, int w, const float* in, float* out) {
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < h / 2; ++y)
+      for (int x = 0; x < w / 2; ++x) out[(size_t(c) * (h / 2) + y) * (w / 2) + x] = in[pool_source(in, c, y, x, h, w)];
+}
+
+void pool_backward(int ch, int h, int w, const float* in, const float* d_out, float* d_in) {
+  std::fill(d_in, d_in + size_t(ch) * h * w, 0.0f);
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < h / 2; ++y)
+      for (int x = 0; x < w / 2; ++x) d_in[pool_source(in, c, y, x, h, w)] = d_out[(size_t(c) * (h / 2) + y) * (w / 2) + x];
+}
+
+// Nearest-neighbour x2 upsampling of (ch, h, w); its backward sums each 2x2 block.
+void up_forward(int ch, int h, int w, const float* in, float* out) {
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < 2 * h; ++y)
+      for (int x = 0; x < 2 * w; ++x) out[(size_t(c) * 2 * h + y) * 2 * w + x] = in[(size_t(c) * h + y / 2) * w + x / 2];
+}
+
+void up_backward(int ch, int h, int w, const float* d_out, float* d_in) {
+  for (int c = 0; c < ch; ++c)
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const float* d = d_out + (size_t(c) * 2 * h + 2 * y) * 2 * w + 2 * x;
+        d_in[(size_t(c) * h + y) * w + x] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
+      }
+}
+
+class Cpu final : public Step {
+ public:
+  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
+    p_ = &p;
+    batch_ = batch;
+    L_ = layers(p.model);
+    params_ = initial;
+    velocity_.assign(initial.size(), 0.0f);
+    gradient_.assign(initial.size(), 0.0f);
+    losses_.clear();
+    t_ = 0;
+    // One image's activations (and the gradients flowing back through them).
+    auto plane = [](const Conv& c, int ch) { return size_t(ch) * c.height * c.width; };
+    a1_.resize(plane(L_[0], L_[0].out)), p1_.resize(plane(L_[1], L_[1].in));
+    a2_.resize(plane(L_[1], L_[1].out)), p2_.resize(plane(L_[2], L_[2].in));
+    a3_.resize(plane(L_[2], L_[2].out)), u3_.resize(plane(L_[3], L_[3].in));
+    a4_.resize(plane(L_[3], L_[3].out)), u4_.resize(plane(L_[4], L_[4].in));
+    y_.resize(plane(L_[4], L_[4].out));
+    d_y_.resize(y_.size()), d_u4_.resize(u4_.size()), d_a4_.resize(a4_.size()), d_u3_.resize(u3_.size());
+    d_a3_.resize(a3_.size()), d_p2_.resize(p2_.size()), d_a2_.resize(a2_.size()), d_p1_.resize(p1_.size());
+    d_a1_.resize(a1_.size());
+  }
+
+  void train(long long steps) override {
+    const size_t image_size = p_->data->image_size();
+    for (long long s = 0; s < steps; ++s, ++t_) {
+      const float* images = p_->data->image(minibatch_start(t_, batch_, p_->images()));
+      std::fill(gradient_.begin(), gradient_.end(), 0.0f);
+      float error = 0;
+      for (int b = 0; b < batch_; ++b) error += train_image(images + b * image_size);
+      losses_.push_back(error / float(size_t(batch_) * image_size));
+      const float lr = float(p_->lr), momentum = float(p_->momentum);
+      for (size_t j = 0; j < params_.size(); ++j) {
+        velocity_[j] = momentum * velocity_[j] + gradient_[j];
+        params_[j] -= lr * velocity_[j];
+      }
+    }
+  }
+
+  void store(Trained& out) override {
+    out.params = params_;
+    out.gradient = gradient_;
+    out.losses = losses_;
+  }
+
+  void reconstruct(int count, float* out) override {
+    const size_t image_size = p_->data->image_size();
+    for (int b = 0; b < count; ++b) {
+      forward(p_->data->image(b));
+      std::copy(y_.begin(), y_.end(), out + b * image_size);
+    }
+  }
+
+ private:
+  void forward(const float* x) {
+    const float* p = params_.data();
+    conv_forward(L_[0], p, x, a1_.data());
+    relu(a1_.data(), a1_.size());
+    pool_forward(L_[0].out, L_[0].height, L_[0].width, a1_.data(), p1_.data());
+    conv_forward(L_[1], p, p1_.data(), a2_.data());
+    relu(a2_.data(), a2_.size());
+    pool_forward(L_[1].out, L_[1].height, L_[1].width, a2_.data(), p2_.data());
+    conv_forward(L_[2], p, p2_.data(), a3_.data());
+    relu(a3_.data(), a3_.size());
+    up_forward(L_[2].out, L_[2].height, L_[2].width, a3_.data(), u3_.data());
+    conv_forward(L_[3], p, u3_.data(), a4_.data());
+    relu(a4_.data(), a4_.size());
+    up_forward(L_[3].out, L_[3].height, L_[3].width, a4_.data(), u4_.data());
+    conv_forward(L_[4], p, u4_.data(), y_.data());
+  }
+
+  // Forward and backward of one image of the minibatch; returns its squared error.
+  float train_image(const float* x) {
+    forward(x);
+    const float scale = 2.0f / float(size_t(batch_) * y_.size());  // d loss / d y = scale (y - x)
+    float error = 0;
+    for (size_t j = 0; j < y_.size(); ++j) {
+      const float e = y_[j] - x[j];
+      error += e * e;
+      d_y_[j] = scale * e;
+    }
+    const float* p = params_.data();
+    float* g = gradient_.data();
+    conv_backward(L_[4], p, u4_.data(), d_y_.data(), g, d_u4_.data());
+    up_backward(L_[3].out, L_[3].height, L_[3].width, d_u4_.data(), d_a4_.data());
+    relu_backward(a4_.data(), d_a4_.data(), a4_.size());
+    conv_backward(L_[3], p, u3_.data(), d_a4_.data(), g, d_u3_.data());
+    up_backward(L_[2].out, L_[2].height, L_[2].width, d_u3_.data(), d_a3_.data());
+    relu_backward(a3_.data(), d_a3_.data(), a3_.size());
+    conv_backward(L_[2], p, p2_.data(), d_a3_.data(), g, d_p2_.data());
+    pool_backward(L_[1].out, L_[1].height, L_[1].width, a2_.data(), d_p2_.data(), d_a2_.data());
+    relu_backward(a2_.data(), d_a2_.data(), a2_.size());
+    conv_backward(L_[1], p, p1_.data(), d_a2_.data(), g, d_p1_.data());
+    pool_backward(L_[0].out, L_[0].height, L_[0].width, a1_.data(), d_p1_.data(), d_a1_.data());
+    relu_backward(a1_.data(), d_a1_.data(), a1_.size());
+    conv_backward(L_[0], p, x, d_a1_.data(), g, nullptr);  // the image itself needs no gradient
+    return error;
+  }
+
+  const Problem* p_ = nullptr;
+  int batch_ = 0;
+  long long t_ = 0;
+  std::array<Conv, kLayers> L_;
+  std::vector<float> params_, velocity_, gradient_, losses_;
+  std::vector<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_, y_;
+  std::vector<float> d_y_, d_u4_, d_a4_, d_u3_, d_a3_, d_p2_, d_a2_, d_p1_, d_a1_;
+};
+
+}  // namespace
+
+StepInfo step_info() { return {"00_cpu", "CPU, one thread: direct loops, one image at a time", false, Accuracy::fp32, {}}; }
+
+std::unique_ptr<Step> make_step(const core::Tunables&) { return std::make_unique<Cpu>(); }
+
+}  // namespace ae
