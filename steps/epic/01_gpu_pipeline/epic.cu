@@ -1,0 +1,311 @@
+// epic 01_gpu_pipeline: the EPIC memo's first GPU version, phase by phase, each phase a pass
+// over global memory. Per batch of samples of a gulp:
+//   copy      the batch's voltage bytes, pinned host memory -> device
+//   memset    zero the grids (samples x channels x pols grids of N x N complex)
+//   grid      one thread per (sample, channel, stand, pol): decode, weight, atomicAdd into the
+//             stand's S x S cells
+//   fft       one batched cuFFT plan: every grid of the batch, inverse, in place
+//   multiply  one thread per (sample, channel, pixel): the products of F_X and F_Y, written per
+//             sample (the memo's XGrid)
+//   reduce    one thread per (plane, channel, pixel): sum the batch's samples into the image
+// and once per run, after the last gulp, `finish`: subtract the autocorrelations (summed per
+// stand in `autos` kernels as the batches go) and apply the grid correction. CUDA events time
+// every phase (the breakdown goes into the record) and NVTX ranges name them in Nsight Systems.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "device_array.cuh"
+#include "gpu.cuh"
+#include "portable.hpp"
+#include "step.hpp"
+#include "voltage.hpp"
+
+namespace epic {
+namespace {
+
+struct Shape {
+  int n, support, stands, channels, pols, planes;
+};
+
+__global__ void grid_voltages(Shape s, int batch, const uint8_t* __restrict__ volts, const int32_t* __restrict__ cell_x,
+                              const int32_t* __restrict__ cell_y, const float* __restrict__ weight_x,
+                              const float* __restrict__ weight_y, cufftComplex* grids) {
+  // Thread order = byte order: (sample, channel, stand, pol), so the reads are coalesced.
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  const size_t total = size_t(batch) * s.channels * s.stands * s.pols;
+  if (i >= total) return;
+  const int p = int(i % s.pols);
+  const int a = int(i / s.pols % s.stands);
+  const int c = int(i / (size_t(s.pols) * s.stands) % s.channels);
+  const size_t t = i / (size_t(s.pols) * s.stands * s.channels);
+  const uint8_t b = volts[i];
+  const float re = float(nibble_re(b)), im = float(nibble_im(b));
+  if (re == 0.0f && im == 0.0f) return;
+  const size_t plan = size_t(c) * s.stands + a;
+  cufftComplex* grid = grids + ((t * s.channels + c) * s.pols + p) * size_t(s.n) * s.n;
+  const int mask = s.n - 1;
+  for (int iy = 0; iy < s.support; ++iy) {
+    const float wy = weight_y[plan * s.support + iy];
+    const int row = ((cell_y[plan] + iy) & mask) * s.n;
+    for (int ix = 0; ix < s.support; ++ix) {
+      const float w = wy * weight_x[plan * s.support + ix];
+      cufftComplex* cell = grid + row + ((cell_x[plan] + ix) & mask);
+      atomicAdd(&cell->x, w * re);  // stands of one sample may share a cell
+      atomicAdd(&cell->y, w * im);
+    }
+  }
+}
+
+// Each stand's autocorrelations over the batch, exact in integers: xx, yy, Re and Im of x conj(y).
+__global__ void accumulate_autos(Shape s, int batch, const uint8_t* __restrict__ volts, int4* autos) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // (channel, stand)
+  if (i >= s.channels * s.stands) return;
+  int4 sum = autos[i];
+  for (int t = 0; t < batch; ++t) {
+    const uint8_t* b = volts + (size_t(t) * s.channels * s.stands + i) * s.pols;
+    const int xr = nibble_re(b[0]), xi = nibble_im(b[0]);
+    sum.x += xr * xr + xi * xi;
+    if (s.pols > 1) {
+      const int yr = nibble_re(b[1]), yi = nibble_im(b[1]);
+      sum.y += yr * yr + yi * yi;
+      sum.z += xr * yr + xi * yi;
+      sum.w += xi * yr - xr * yi;
+    }
+  }
+  autos[i] = sum;
+}
+
+__global__ void cross_multiply(Shape s, int batch, ProductList pl, const cufftComplex* __restrict__ fields, float* products) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (sample, channel, pixel)
+  if (i >= size_t(batch) * s.channels * nn) return;
+  const size_t px = i % nn, tc = i / nn;
+  const int jx = int(px % s.n), jy = int(px / s.n), half = s.n / 2, mask = s.n - 1;
+  const size_t dst = size_t((jy + half) & mask) * s.n + ((jx + half) & mask);  // zenith to the centre
+  const cufftComplex fx = fields[tc * s.pols * nn + px];
+  const cufftComplex fy = s.pols > 1 ? fields[(tc * s.pols + 1) * nn + px] : fx;
+  float* out = products + tc * s.planes * nn + dst;
+  for (int k = 0; k < pl.count; ++k) {
+    float* o = out + pl.plane[k] * nn;
+    switch (Product(pl.kind[k])) {
+      case Product::XX: o[0] = fx.x * fx.x + fx.y * fx.y; break;
+      case Product::YY: o[0] = fy.x * fy.x + fy.y * fy.y; break;
+      case Product::I: o[0] = fx.x * fx.x + fx.y * fx.y + fy.x * fy.x + fy.y * fy.y; break;
+      case Product::XY:  // F_X conj(F_Y)
+        o[0] = fx.x * fy.x + fx.y * fy.y;
+        o[nn] = fx.y * fy.x - fx.x * fy.y;
+        break;
+      case Product::YX:  // F_Y conj(F_X)
+        o[0] = fx.x * fy.x + fx.y * fy.y;
+        o[nn] = fx.x * fy.y - fx.y * fy.x;
+        break;
+    }
+  }
+}
+
+__global__ void reduce_samples(Shape s, int batch, const float* __restrict__ products, float* image) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (plane, channel, pixel)
+  if (i >= size_t(s.planes) * s.channels * nn) return;
+  const size_t px = i % nn;
+  const int c = int(i / nn % s.channels), q = int(i / (nn * s.channels));
+  float sum = 0;
+  for (int t = 0; t < batch; ++t) sum += products[((size_t(t) * s.channels + c) * s.planes + q) * nn + px];
+  image[i] += sum;
+}
+
+// After the last gulp: image -= sum_a P_a |X_a(l)|^2 |Y_a(m)|^2 (with --no-autos), then the grid
+// correction. |X_a(l)|^2 = |sum_s w_s exp(2 pi i s (l - N/2) / N)|^2 needs only the weights.
+__global__ void finish_image(Shape s, ProductList pl, bool remove_autos, const int4* __restrict__ autos,
+                             const float* __restrict__ weight_x, const float* __restrict__ weight_y,
+                             const float* __restrict__ correction, float* image) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (channel, pixel)
+  if (i >= size_t(s.channels) * nn) return;
+  const int c = int(i / nn);
+  const int l = int(i % nn % s.n), m = int(i % nn / s.n);
+  float sub[7] = {0, 0, 0, 0, 0, 0, 0};  // at most 7 planes: XX, YY, XY* (2), YX* (2), I
+  if (remove_autos) {
+    float sl, cl, sm, cm;
+    for (int a = 0; a < s.stands; ++a) {
+      const size_t plan = size_t(c) * s.stands + a;
+      float xr = 0, xi = 0, yr = 0, yi = 0;
+      for (int k = 0; k < s.support; ++k) {
+        sincospif(2.0f * float(k * (l - s.n / 2)) / float(s.n), &sl, &cl);
+        sincospif(2.0f * float(k * (m - s.n / 2)) / float(s.n), &sm, &cm);
+        xr += weight_x[plan * s.support + k] * cl, xi += weight_x[plan * s.support + k] * sl;
+        yr += weight_y[plan * s.support + k] * cm, yi += weight_y[plan * s.support + k] * sm;
+      }
+      const float beam = (xr * xr + xi * xi) * (yr * yr + yi * yi);
+      const int4 p = autos[plan];
+      for (int k = 0; k < pl.count; ++k) {
+        float* o = sub + pl.plane[k];
+        switch (Product(pl.kind[k])) {
+          case Product::XX: o[0] += float(p.x) * beam; break;
+          case Product::YY: o[0] += float(p.y) * beam; break;
+          case Product::I: o[0] += float(p.x + p.y) * beam; break;
+          case Product::XY: o[0] += float(p.z) * beam, o[1] += float(p.w) * beam; break;
+          case Product::YX: o[0] += float(p.z) * beam, o[1] -= float(p.w) * beam; break;
+        }
+      }
+    }
+  }
+  const float g = correction[m] * correction[l];
+  for (int q = 0; q < s.planes; ++q) {
+    float& v = image[(size_t(q) * s.channels + c) * nn + i % nn];
+    v = (v - sub[q]) * g;
+  }
+}
+
+int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }
+
+class GpuPipeline final : public Step {
+ public:
+  GpuPipeline(long batch, long threads) : batch_limit_(int(batch)), threads_(int(threads)) {}
+  ~GpuPipeline() override {
+    for (auto& [size, plan] : plans_) cufftDestroy(plan);
+  }
+
+  void load(const Inputs& in) override {
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    // The batch: the memo transforms a whole gulp at once; the limit keeps the grids and the
+    // per-sample products within memory.
+    batch_ = std::min(batch_limit_, in.samples_per_gulp);
+    const size_t nn = size_t(in.image_size) * in.image_size;
+    const size_t bytes_per_sample = size_t(in.channels) * in.stands * in.pols;
+    const size_t need = batch_ * (bytes_per_sample + size_t(in.channels) * (in.pols * nn * sizeof(cufftComplex) + in.planes * nn * sizeof(float)));
+    if (grids_.size() != size_t(batch_) * in.channels * in.pols * nn) {  // before allocating: will it fit?
+      grids_.resize(0);
+      products_.resize(0);
+      size_t free = 0, total = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (need > free / 10 * 9)
+        throw core::UsageError("--batch " + std::to_string(batch_) + " needs " + std::to_string(need >> 20) +
+                               " MiB of device memory for grids and products; " + std::to_string(free >> 20) +
+                               " MiB are free: use a smaller --batch");
+    }
+    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
+      const size_t bytes = bytes_per_sample * in.samples_per_gulp * in.gulps;
+      pinned_.resize(bytes);
+      std::memcpy(pinned_.data(), in.voltages, bytes);
+      host_source_ = in.voltages;
+    }
+    volts_.resize(size_t(batch_) * bytes_per_sample);
+    grids_.resize(size_t(batch_) * in.channels * in.pols * nn);
+    products_.resize(size_t(batch_) * in.channels * in.planes * nn);
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    cell_x_.upload(in.cell_x, size_t(in.channels) * in.stands);
+    cell_y_.upload(in.cell_y, size_t(in.channels) * in.stands);
+    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
+    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+    plan_for(batch_);
+    const int last = in.samples_per_gulp % batch_;
+    if (last) plan_for(last);
+  }
+
+  void compute() override {
+    timer_.reset();
+    const size_t nn = size_t(in_.image_size) * in_.image_size;
+    const size_t bytes_per_sample = size_t(in_.channels) * in_.stands * in_.pols;
+    const ProductList pl = product_list(in_);
+    timer_.begin("memset");
+    CUDA_CHECK(cudaMemsetAsync(image_.data(), 0, image_.size() * sizeof(float)));  // once per image
+    CUDA_CHECK(cudaMemsetAsync(autos_.data(), 0, autos_.size() * sizeof(int4)));
+    timer_.end();
+    for (int g = 0; g < in_.gulps; ++g)
+      for (int t0 = 0; t0 < in_.samples_per_gulp; t0 += batch_) {
+        const int b = std::min(batch_, in_.samples_per_gulp - t0);
+        const size_t first = size_t(g) * in_.samples_per_gulp + t0;
+        timer_.begin("copy");
+        CUDA_CHECK(cudaMemcpyAsync(volts_.data(), pinned_.data() + first * bytes_per_sample, b * bytes_per_sample,
+                                   cudaMemcpyHostToDevice));
+        timer_.end();
+        timer_.begin("memset");
+        CUDA_CHECK(cudaMemsetAsync(grids_.data(), 0, size_t(b) * in_.channels * in_.pols * nn * sizeof(cufftComplex)));
+        timer_.end();
+        timer_.begin("grid");
+        grid_voltages<<<blocks(b * bytes_per_sample, threads_), threads_>>>(s_, b, volts_.data(), cell_x_.data(), cell_y_.data(),
+                                                                           weight_x_.data(), weight_y_.data(), grids_.data());
+        CUDA_CHECK_LAUNCH();
+        if (in_.remove_autos) {
+          accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, threads_), threads_>>>(s_, b, volts_.data(), autos_.data());
+          CUDA_CHECK_LAUNCH();
+        }
+        timer_.end();
+        timer_.begin("fft");
+        CUFFT_CHECK(cufftExecC2C(plans_.at(b), grids_.data(), grids_.data(), CUFFT_INVERSE));
+        timer_.end();
+        timer_.begin("multiply");
+        cross_multiply<<<blocks(size_t(b) * in_.channels * nn, threads_), threads_>>>(s_, b, pl, grids_.data(), products_.data());
+        CUDA_CHECK_LAUNCH();
+        timer_.end();
+        timer_.begin("reduce");
+        reduce_samples<<<blocks(image_.size(), threads_), threads_>>>(s_, b, products_.data(), image_.data());
+        CUDA_CHECK_LAUNCH();
+        timer_.end();
+      }
+    timer_.begin("finish");
+    finish_image<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
+                                                                             weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+
+  void describe(nlohmann::json& params) const override {
+    params["batch"] = batch_;
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;
+  }
+
+ private:
+  void plan_for(int samples) {
+    if (plans_.count(samples)) return;
+    cufftHandle plan;
+    int dims[2] = {in_.image_size, in_.image_size};
+    const int nn = in_.image_size * in_.image_size;
+    CUFFT_CHECK(cufftPlanMany(&plan, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, samples * in_.channels * in_.pols));
+    plans_[samples] = plan;
+  }
+
+  int batch_limit_, threads_;
+  int batch_ = 0;
+  Inputs in_{};
+  Shape s_{};
+  const uint8_t* host_source_ = nullptr;
+  PinnedBuffer<uint8_t> pinned_;
+  core::DeviceArray<uint8_t> volts_;
+  core::DeviceArray<cufftComplex> grids_;
+  core::DeviceArray<float> products_, image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<int32_t> cell_x_, cell_y_;
+  core::DeviceArray<int4> autos_;
+  std::map<int, cufftHandle> plans_;  // by batch size: a gulp's batches and its remainder
+  PhaseTimer timer_;
+  std::map<std::string, double> phase_ms_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"01_gpu_pipeline", "GPU, the memo's pipeline: memset, grid with atomics, batched cuFFT, cross-multiply, reduce",
+          true, Accuracy::fp32,
+          {{"batch", 250, 1, 4000, "Samples per batched FFT (at most the samples of a gulp)"},
+           {"threads", 256, 32, 1024, "Threads per block of every kernel"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
+  return std::make_unique<GpuPipeline>(core::tunable(t, "batch"), core::tunable(t, "threads"));
+}
+
+}  // namespace epic
