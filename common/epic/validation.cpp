@@ -128,18 +128,20 @@ Verdict validate(const Problem& p, Accuracy accuracy, const float* image, uint64
   v.peak = check_peak(p, image);
 
   v.pass = finite && v.worst <= v.threshold && (!v.peak.done || v.peak.pass);
+  // Every reason, not only the first: a mirrored sky fails both the error and the peak.
   char text[512];
-  if (!finite) {
-    v.failure = "the image holds NaN or Inf";
-  } else if (v.worst > v.threshold) {
+  auto add = [&v](const std::string& why) { v.failure += (v.failure.empty() ? "" : "; ") + why; };
+  if (!finite) add("the image holds NaN or Inf");
+  if (finite && v.worst > v.threshold) {
     const size_t q = size_t(std::max_element(v.plane_rel_l2.begin(), v.plane_rel_l2.end()) - v.plane_rel_l2.begin());
     snprintf(text, sizeof text, "plane %s: rel_l2 %.3g above the %s limit %.3g", v.planes[q].c_str(), v.worst,
              accuracy_name(accuracy), v.threshold);
-    v.failure = text;
-  } else if (v.peak.done && !v.peak.pass) {
+    add(text);
+  }
+  if (v.peak.done && !v.peak.pass) {
     snprintf(text, sizeof text, "%s should peak at pixel (l %d, m %d); the peak near it is at (%d, %d) with %.2f of the image's peak",
              v.peak.source.c_str(), v.peak.expect_l, v.peak.expect_m, v.peak.found_l, v.peak.found_m, v.peak.fraction);
-    v.failure = text;
+    add(text);
   }
   return v;
 }
