@@ -68,8 +68,8 @@ double training_flop_per_image(const Model& m);
 double forward_flop_per_image(const Model& m);
 
 // He et al. (2015) initialization: weights normal with variance 2 / fan_in (fan_in = in x 9),
-// biases zero. Deterministic for a seed on every platform (SplitMix64 and Box-Muller, not
-// <random>'s distributions, whose algorithms the standard leaves to the library).
+// biases zero. Deterministic for a seed: SplitMix64 and Box-Muller, not <random>'s
+// distributions, whose algorithms the standard leaves to each library (tests/ae pins values).
 std::vector<float> he_initialization(const Model& m, uint64_t seed);
 
 // SplitMix64 (Steele, Lea and Flood 2014): the project's small deterministic generator for

@@ -170,30 +170,31 @@ class CpuOmp final : public Step {
 
   void train(long long steps) override {
     const size_t image_size = p_->data->image_size();
-    const int threads = int(workspaces_.size());
+    const float lr = float(p_->lr), momentum = float(p_->momentum);
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* images = p_->data->image(minibatch_start(t_, batch_, p_->images()));
-      flip_weights();
-#pragma omp parallel num_threads(threads)
+      // One parallel region per training step: the flipped weights, the images, then the sum of
+      // the threads' gradients and the update, each phase behind the barrier of its loop.
+#pragma omp parallel num_threads(int(workspaces_.size()))
       {
         Workspace& ws = workspaces_[size_t(omp_get_thread_num())];
+        flip_weights();
         std::fill(ws.gradient.begin(), ws.gradient.end(), 0.0f);
         ws.error = 0;
 #pragma omp for schedule(static)
         for (int b = 0; b < batch_; ++b) ws.error += train_image(images + b * image_size, ws);
+#pragma omp for schedule(static)
+        for (size_t j = 0; j < params_.size(); ++j) {
+          float g = 0;
+          for (const Workspace& w : workspaces_) g += w.gradient[j];  // in thread order: reproducible
+          gradient_[j] = g;
+          velocity_[j] = momentum * velocity_[j] + g;
+          params_[j] -= lr * velocity_[j];
+        }
       }
       float error = 0;
-      for (const Workspace& ws : workspaces_) error += ws.error;
+      for (const Workspace& w : workspaces_) error += w.error;
       losses_.push_back(error / float(size_t(batch_) * image_size));
-      const float lr = float(p_->lr), momentum = float(p_->momentum);
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (size_t j = 0; j < params_.size(); ++j) {
-        float g = 0;
-        for (const Workspace& ws : workspaces_) g += ws.gradient[j];  // in thread order: reproducible
-        gradient_[j] = g;
-        velocity_[j] = momentum * velocity_[j] + g;
-        params_[j] -= lr * velocity_[j];
-      }
     }
   }
 
@@ -216,12 +217,13 @@ class CpuOmp final : public Step {
  private:
   // The input gradient of a convolution is the convolution of the output gradient with the
   // same kernels flipped (rotated by 180 degrees) and with in and out swapped:
-  // flipped[i][o][2 - kh][2 - kw] = weight[o][i][kh][kw]. Made once per step, for every layer.
+  // flipped[i][o][2 - kh][2 - kw] = weight[o][i][kh][kw]. Made once per step, for every layer,
+  // by the threads of the step's parallel region.
   void flip_weights() {
     for (const Conv& c : L_) {
       const float* w = params_.data() + c.weight;
       float* f = flipped_.data() + c.weight;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(static)
       for (int o = 0; o < c.out; ++o)
         for (int i = 0; i < c.in; ++i)
           for (int k = 0; k < 9; ++k) f[(size_t(i) * c.out + o) * 9 + (8 - k)] = w[(size_t(o) * c.in + i) * 9 + k];

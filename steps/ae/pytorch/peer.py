@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""The AE track's peer: PyTorch + cuDNN training the same autoencoder, the same way, on the
+same GPU, written as results records (report/README.md) so that the report puts it in the
+ladder beside the steps.
+
+The model, loss and optimizer are the steps' (common/ae/model.hpp): conv 3->256 ReLU, maxpool
+2, conv 256->128 ReLU, maxpool 2, conv 128->128 ReLU, upsample x2 nearest, conv 128->256 ReLU,
+upsample x2, conv 256->3, 3x3 kernels with padding 1; mean squared error; SGD (lr, momentum as
+PyTorch defines it); He initialization, biases zero. Minibatches run in order over the images,
+the remainder of an epoch left out (drop_last), as in common/ae/problem.hpp. The images sit on
+the GPU before the clock starts, as the GPU steps' do.
+
+Modes (params.mode):
+  fp32     TF32 off for convolutions and matmuls, NCHW
+  tf32_cl  TF32 on, channels_last (NHWC) tensors and weights
+
+Images: uniform random pixels by default (the work of a training step does not depend on the
+pixel values), or CIFAR-10 with --cifar-dir (data_batch_1..5.bin). --load DIR starts from
+weights saved by a step's --save (one .npy per tensor, the same names and shapes).
+
+Validation: one training step's loss and gradients on 4 images against the same model in
+float64 (PyTorch on the CPU), worst tensor's relative L2 error; the record passes when that
+error is within the mode's bound (fp32 1e-3, tf32_cl 1e-2: the peer has no kink analysis,
+steps/ae/README.md) and the timed epoch's loss went down. The steps' own checks are stricter.
+
+Usage: peer.py --json FILE [--mode fp32 tf32_cl] [--batch 64 256] [--images 50000] [--repeat 3]
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+FLOP_PER_IMAGE = 1033371648  # common/ae/model.hpp, training_flop_per_image of the full model
+TENSORS = [f"conv{l}.{k}" for l in range(1, 6) for k in ("weight", "bias")]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", required=True, help="append one results record per mode and batch to this file")
+    p.add_argument("--mode", nargs="+", choices=["fp32", "tf32_cl"], default=["fp32", "tf32_cl"])
+    p.add_argument("--batch", nargs="+", type=int, default=[64, 256])
+    p.add_argument("--images", type=int, default=50000, help="images per epoch (default: CIFAR-10's training set size)")
+    p.add_argument("--epochs", type=int, default=1, help="epochs per timed run")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs (each from the initial weights)")
+    p.add_argument("--warmup", type=int, default=20, help="untimed training steps first (cuDNN picks its algorithms)")
+    p.add_argument("--lr", type=float, default=0.001)
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--cifar-dir", help="train on CIFAR-10 (binary version) instead of random images")
+    p.add_argument("--load", help="initial weights: a folder of .npy files as a step's --save writes them")
+    a = p.parse_args(argv)
+    for name in ("images", "epochs", "repeat"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name} must be at least 1")
+    if a.warmup < 0:
+        p.error("--warmup must be at least 0")
+    for b in a.batch:
+        if b < 1 or b > a.images:
+            p.error(f"--batch {b}: want 1 .. --images ({a.images})")
+    if not (a.lr > 0) or not (0 <= a.momentum < 1):
+        p.error("--lr must be > 0 and --momentum in [0, 1)")
+    return a
+
+
+def read_cifar10(folder, count):
+    import numpy as np
+    chunks, have = [], 0
+    for i in range(1, 6):
+        path = os.path.join(folder, f"data_batch_{i}.bin")
+        raw = np.fromfile(path, dtype=np.uint8)
+        if raw.size == 0 or raw.size % 3073:
+            sys.exit(f"peer.py: {path}: {raw.size} bytes is not a whole number of 3073-byte CIFAR-10 records")
+        records = raw.reshape(-1, 3073)
+        if (records[:, 0] > 9).any():
+            sys.exit(f"peer.py: {path}: a label above 9: not a CIFAR-10 batch")
+        chunks.append(records[:, 1:].reshape(-1, 3, 32, 32))
+        have += len(records)
+        if have >= count:
+            break
+    images = np.concatenate(chunks)[:count]
+    if len(images) < count:
+        sys.exit(f"peer.py: --images {count}: {folder} holds only {len(images)}")
+    return images.astype(np.float32) / 255.0
+
+
+def host_info():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "threads": os.cpu_count() or 0}
+
+
+def commit():
+    given = os.environ.get("STEPWISE_COMMIT")
+    if given:
+        return given
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        return subprocess.run(["git", "-C", here, "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, check=True).stdout.strip() or "unknown"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def clock_mhz(device):
+    try:
+        out = subprocess.run(["nvidia-smi", "-i", str(device), "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        return int(out.splitlines()[0])
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+        return 0
+
+
+def main(argv):
+    a = parse_args(argv)
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    if not torch.cuda.is_available():
+        print("peer.py: skipped: no usable GPU", file=sys.stderr)
+        return 77
+    dev = torch.device("cuda", a.device)
+    torch.cuda.set_device(dev)
+    torch.backends.cudnn.benchmark = True  # the library's fastest algorithms for these shapes
+
+    class Autoencoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 256, 3, padding=1)
+            self.conv2 = nn.Conv2d(256, 128, 3, padding=1)
+            self.conv3 = nn.Conv2d(128, 128, 3, padding=1)
+            self.conv4 = nn.Conv2d(128, 256, 3, padding=1)
+            self.conv5 = nn.Conv2d(256, 3, 3, padding=1)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)  # the latent 128 x 8 x 8
+            x = F.interpolate(F.relu(self.conv3(x)), scale_factor=2, mode="nearest")
+            x = F.interpolate(F.relu(self.conv4(x)), scale_factor=2, mode="nearest")
+            return self.conv5(x)
+
+    def initial_state():
+        torch.manual_seed(a.seed)
+        m = Autoencoder()
+        if a.load:
+            state = {}
+            for name, t in m.state_dict().items():
+                path = os.path.join(a.load, name + ".npy")
+                if not os.path.isfile(path):
+                    sys.exit(f"peer.py: --load {a.load}: {name}.npy is missing")
+                v = np.load(path)
+                if v.dtype != np.float32 or tuple(v.shape) != tuple(t.shape) or not np.isfinite(v).all():
+                    sys.exit(f"peer.py: {path}: want finite float32 {tuple(t.shape)}, got {v.dtype} {v.shape}")
+                state[name] = torch.from_numpy(v)
+            m.load_state_dict(state)
+        else:
+            for layer in (m.conv1, m.conv2, m.conv3, m.conv4, m.conv5):
+                nn.init.kaiming_normal_(layer.weight, mode="fan_in", nonlinearity="relu")  # He et al. 2015
+                nn.init.zeros_(layer.bias)
+        return {k: v.clone() for k, v in m.state_dict().items()}
+
+    if a.cifar_dir:
+        images_np = read_cifar10(a.cifar_dir, a.images)
+        source, problem_name = "cifar-10", "cifar-10"
+    else:
+        g = torch.Generator().manual_seed(a.seed)
+        images_np = torch.rand((a.images, 3, 32, 32), generator=g).numpy()
+        source, problem_name = "random-uniform", "large" if a.images == 50000 else "custom"
+    state0 = initial_state()
+
+    def check_gradients(mode):
+        # One step on 4 images, fp32/TF32 on the GPU against float64 on the CPU.
+        x = torch.from_numpy(images_np[:4].copy())
+        ref = Autoencoder().double()
+        ref.load_state_dict(state0)
+        loss_ref = F.mse_loss(ref(x.double()), x.double())
+        loss_ref.backward()
+        m = Autoencoder().to(dev)
+        m.load_state_dict(state0)
+        xg = x.to(dev)
+        if mode == "tf32_cl":
+            m = m.to(memory_format=torch.channels_last)
+            xg = xg.contiguous(memory_format=torch.channels_last)
+        loss = F.mse_loss(m(xg), xg)
+        loss.backward()
+        worst, worst_name = 0.0, ""
+        for (name, p_ref), (_, p) in zip(ref.named_parameters(), m.named_parameters()):
+            e = (p.grad.double().cpu() - p_ref.grad).norm() / p_ref.grad.norm()
+            if e.item() > worst:
+                worst, worst_name = e.item(), name
+        return abs(loss.item() - loss_ref.item()) / loss_ref.item(), worst, worst_name
+
+    device_props = torch.cuda.get_device_properties(dev)
+    device = {"name": device_props.name, "sm": f"{device_props.major}.{device_props.minor}",
+              "sms": device_props.multi_processor_count, "clock_mhz": clock_mhz(a.device)}
+    for mode in a.mode:
+        tf32 = mode == "tf32_cl"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        fmt = torch.channels_last if tf32 else torch.contiguous_format
+        images = torch.from_numpy(images_np).to(dev).contiguous(memory_format=fmt)
+        loss_error, grad_error, grad_worst = check_gradients(mode)
+        for batch in a.batch:
+            steps = a.images // batch * a.epochs
+            model = Autoencoder().to(dev)
+            times, losses = [], None
+            torch.cuda.reset_peak_memory_stats(dev)
+            for run in range(a.repeat + 1):  # run 0: the warm-up steps, untimed
+                model.load_state_dict(state0)
+                model = model.to(memory_format=fmt)
+                opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+                n = a.warmup if run == 0 else steps
+                run_losses = torch.zeros(max(n, 1), device=dev)
+                per_epoch = a.images // batch
+                torch.cuda.synchronize(dev)
+                start = time.perf_counter()
+                for t in range(n):
+                    first = (t % per_epoch) * batch
+                    x = images[first:first + batch]
+                    loss = F.mse_loss(model(x), x)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    run_losses[t] = loss.detach()
+                torch.cuda.synchronize(dev)
+                if run > 0:
+                    times.append((time.perf_counter() - start) * 1e3)
+                    losses = run_losses.cpu().tolist()
+            ms = statistics.median(times)
+            count = steps * batch
+            first4 = sum(losses[:4]) / min(4, len(losses))
+            last4 = sum(losses[-4:]) / min(4, len(losses))
+            bound = 1e-2 if tf32 else 1e-3
+            finite = all(v == v and abs(v) != float("inf") for v in losses)
+            passed = finite and last4 < first4 and grad_error <= bound and loss_error <= bound
+            every = max(1, (len(losses) + 999) // 1000)
+            stats = {"median": ms, "min": min(times), "max": max(times)}
+            record = {
+                "schema": 1, "track": "ae", "step": "pytorch",
+                "title": f"PyTorch {torch.__version__} + cuDNN {torch.backends.cudnn.version()}, {mode}",
+                "kind": "gpu", "commit": commit(),
+                "time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "host": host_info(), "device": device,
+                "problem": {"name": problem_name, "params": {
+                    "model": {"channels": 3, "height": 32, "width": 32, "widths": [256, 128, 128, 256], "parameters": 751875},
+                    "data": {"source": source, "images": a.images}, "batch": batch, "epochs": a.epochs,
+                    "lr": a.lr, "momentum": a.momentum, "steps": steps, "init": a.load or "he", "seed": a.seed}},
+                "params": {"mode": mode, "batch": batch, "epochs": a.epochs, "lr": a.lr, "momentum": a.momentum,
+                           "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()},
+                "timing": {"kernel_ms": stats, "total_ms": stats, "repeat": a.repeat, "warmup": a.warmup},
+                "work": {"unit": "images", "count": count, "steps": steps, "flop": count * FLOP_PER_IMAGE,
+                         "flop_per_image": FLOP_PER_IMAGE},
+                "throughput": {"value": count / (ms * 1e-3), "unit": "images/s"},
+                "memory": {"peak_bytes": torch.cuda.max_memory_allocated(dev)},
+                "validation": {"reference": "pytorch-float64", "rel_l2": grad_error, "max_abs": None, "psnr_db": None,
+                               "snr_db": None, "compared": 751875, "pass": passed, "class": mode,
+                               "loss_error": loss_error, "worst_tensor": grad_worst, "bound": bound,
+                               "loss_first4": first4, "loss_last4": last4},
+                "training": {"losses": losses[::every], "every": every, "steps": len(losses)},
+            }
+            with open(a.json, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            print(f"pytorch {mode} batch {batch}: {count / (ms * 1e-3):,.0f} images/s ({ms:.1f} ms per run of {steps} steps), "
+                  f"peak {torch.cuda.max_memory_allocated(dev) / 2**20:.0f} MiB, gradient error {grad_error:.2e} "
+                  f"({grad_worst}), loss {first4:.4f} -> {last4:.4f}: {'PASS' if passed else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
