@@ -42,6 +42,17 @@ double real_tunable(const Tunables& t, const std::string& name);
 // {name: value} for the results record; integers stay integers.
 nlohmann::json tunables_json(const Tunables& t);
 
+// What a step declares of itself (its source's step_info()); Accuracy is its track's list of
+// accuracy classes, whose thresholds the track's validation applies.
+template <class Accuracy>
+struct StepInfo {
+  std::string id;     // "03_gather"
+  std::string title;  // one line for tables
+  bool gpu = false;
+  Accuracy accuracy;
+  Tunables tunables;  // the step's own flags with their defaults
+};
+
 // A range check for real-valued flags that also refuses NaN and infinities (a plain range
 // check lets NaN through: every comparison with it is false).
 CLI::Validator FiniteRange(double min, double max);

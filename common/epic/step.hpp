@@ -20,13 +20,7 @@ enum class Accuracy {
   half,  // half-precision fields, float accumulation
 };
 
-struct StepInfo {
-  std::string id;     // "00_cpu"
-  std::string title;  // one line for tables
-  bool gpu;
-  Accuracy accuracy;
-  core::Tunables tunables;  // the step's own flags with their defaults
-};
+using StepInfo = core::StepInfo<Accuracy>;
 
 // What a step reads. Everything is host memory; a GPU step moves what it needs.
 struct Inputs {

@@ -32,13 +32,7 @@ enum class Accuracy {
   fast,   // special-function-unit sin/cos or phase recurrences
 };
 
-struct StepInfo {
-  std::string id;       // "03_gather"
-  std::string title;    // one line for tables
-  bool gpu;
-  Accuracy accuracy;
-  core::Tunables tunables;  // the step's own flags with their defaults
-};
+using StepInfo = core::StepInfo<Accuracy>;
 
 class Step {
  public:
