@@ -215,7 +215,7 @@ class AeTrack final : public core::Track {
       core::json t = core::json::object();
       for (const TensorCheck& tc : c.tensors) t[tc.name] = {{"gradient", tc.gradient}, {"update", tc.update}};
       steps.push_back({{"loss", c.loss}, {"reference_loss", c.reference_loss}, {"loss_error", c.loss_error},
-                       {"kinks", {{"found", c.kinks_found}, {"examined", c.kinks_examined}, {"flipped", c.kinks_flipped}, {"widest_flipped", c.widest_flipped}}},
+                       {"kinks", {{"found", c.kinks_found}, {"examined", c.kinks_examined}, {"flipped", c.kinks_flipped}, {"widest_flipped", c.widest_flipped}, {"widest_examined", c.widest_examined}, {"exact_ties", c.exact_ties}}},
                        {"tensors", t}});
     }
     j["steps"] = steps;

@@ -11,11 +11,17 @@ using Vec = std::vector<double>;
 
 size_t at(int c, int y, int x, int h, int w) { return (size_t(c) * h + y) * w + x; }
 
-// out (c.out, h, w) = bias + the 3x3 convolution (padding 1) of in (c.in, h, w).
-void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out) {
+// out (c.out, h, w) = bias + the 3x3 convolution (padding 1) of in (c.in, h, w). If asked,
+// magnitude = |bias| + the sum of |weight x input| over the same terms: the scale of the
+// rounding error any implementation makes in out.
+void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out, Vec* magnitude = nullptr) {
   const int h = c.height, w = c.width;
   out.assign(size_t(c.out) * h * w, 0.0);
-  for (int o = 0; o < c.out; ++o) std::fill_n(out.begin() + long(at(o, 0, 0, h, w)), size_t(h) * w, p[c.bias + o]);
+  if (magnitude) magnitude->assign(out.size(), 0.0);
+  for (int o = 0; o < c.out; ++o) {
+    std::fill_n(out.begin() + long(at(o, 0, 0, h, w)), size_t(h) * w, p[c.bias + o]);
+    if (magnitude) std::fill_n(magnitude->begin() + long(at(o, 0, 0, h, w)), size_t(h) * w, std::fabs(p[c.bias + o]));
+  }
   for (int o = 0; o < c.out; ++o)
     for (int i = 0; i < c.in; ++i)
       for (int kh = 0; kh < 3; ++kh)
@@ -25,6 +31,10 @@ void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out) {
           for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
             for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
               out[at(o, y, x, h, w)] += k * in[at(i, y + kh - 1, x + kw - 1, h, w)];
+          if (magnitude)
+            for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
+              for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
+                (*magnitude)[at(o, y, x, h, w)] += std::fabs(k * in[at(i, y + kh - 1, x + kw - 1, h, w)]);
         }
 }
 
@@ -123,19 +133,21 @@ void up_backward(int ch, int h, int w, const Vec& d_out, Vec& d_in) {
 struct Activations {
   Vec x, z1, a1, p1, z2, a2, p2, z3, u3, z4, u4, y;
   std::vector<size_t> from1, second1, from2, second2;
+  Vec s1, s2, s3, s4;  // the magnitudes of z1..z4 (conv_forward), when kinks are looked for
 };
 
-void forward(const Model& m, const std::array<Conv, kLayers>& L, const double* p, const float* image, Activations& t) {
+void forward(const Model& m, const std::array<Conv, kLayers>& L, const double* p, const float* image, Activations& t,
+             bool magnitudes = false) {
   t.x.assign(image, image + size_t(m.channels) * m.height * m.width);
-  conv_forward(L[0], p, t.x, t.z1);
+  conv_forward(L[0], p, t.x, t.z1, magnitudes ? &t.s1 : nullptr);
   t.a1 = relu(t.z1);
   pool_forward(L[0].out, L[0].height, L[0].width, t.a1, t.p1, t.from1, t.second1);
-  conv_forward(L[1], p, t.p1, t.z2);
+  conv_forward(L[1], p, t.p1, t.z2, magnitudes ? &t.s2 : nullptr);
   t.a2 = relu(t.z2);
   pool_forward(L[1].out, L[1].height, L[1].width, t.a2, t.p2, t.from2, t.second2);
-  conv_forward(L[2], p, t.p2, t.z3);
+  conv_forward(L[2], p, t.p2, t.z3, magnitudes ? &t.s3 : nullptr);
   up_forward(L[2].out, L[2].height, L[2].width, relu(t.z3), t.u3);
-  conv_forward(L[3], p, t.u3, t.z4);
+  conv_forward(L[3], p, t.u3, t.z4, magnitudes ? &t.s4 : nullptr);
   up_forward(L[3].out, L[3].height, L[3].width, relu(t.z4), t.u4);
   conv_forward(L[4], p, t.u4, t.y);
 }
@@ -225,32 +237,40 @@ void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double
     }
 }
 
-double rms(const Vec& v) {
-  double s = 0;
-  for (double x : v) s += x * x;
-  return std::sqrt(s / double(v.size()));
-}
-
-// The decisions of this image's forward pass within `tolerance` (relative to the RMS of the
-// values compared) of going the other way.
-void find_kinks(const Activations& t, int image, double tolerance, std::vector<Kink>& kinks) {
+// The decisions of this image's forward pass within `tolerance` of going the other way,
+// measured against the scale of the rounding error of what is compared: a ReLU input z
+// against its magnitude s (|z| < tolerance s), two pooled values against the sum of theirs.
+// Exact ties (an input exactly 0, two exactly equal maxima) are counted apart: they come from
+// identical computations (a zero background, a flat region), which float repeats exactly, and
+// every step breaks them as the reference does (steps/ae/README.md, "Kinks").
+void find_kinks(const Activations& t, int image, double tolerance, std::vector<Kink>& kinks, size_t& exact_ties) {
   const Vec* z[4] = {&t.z1, &t.z2, &t.z3, &t.z4};
+  const Vec* s[4] = {&t.s1, &t.s2, &t.s3, &t.s4};
   for (int l = 1; l <= 4; ++l) {
     const Vec& v = *z[l - 1];
-    const double scale = rms(v);
-    for (size_t j = 0; j < v.size(); ++j)
-      if (std::fabs(v[j]) < tolerance * scale) kinks.push_back({l, false, image, j, std::fabs(v[j]) / scale, {}, {}});
+    const Vec& scale = *s[l - 1];
+    for (size_t j = 0; j < v.size(); ++j) {
+      if (v[j] == 0)
+        ++exact_ties;
+      else if (std::fabs(v[j]) < tolerance * scale[j])
+        kinks.push_back({l, false, image, j, std::fabs(v[j]) / scale[j], {}, {}});
+    }
   }
   const Vec* a[2] = {&t.a1, &t.a2};
   const std::vector<size_t>* from[2] = {&t.from1, &t.from2};
   const std::vector<size_t>* second[2] = {&t.second1, &t.second2};
   for (int l = 1; l <= 2; ++l) {
     const Vec& v = *a[l - 1];
-    const double scale = rms(v);
+    const Vec& scale = *s[l - 1];
     for (size_t o = 0; o < from[l - 1]->size(); ++o) {
-      const double top = v[(*from[l - 1])[o]], gap = top - v[(*second[l - 1])[o]];
+      const size_t i = (*from[l - 1])[o], j = (*second[l - 1])[o];
+      const double gap = v[i] - v[j], both = scale[i] + scale[j];
       // Two units that are both off pass no gradient, whichever is taken.
-      if (top > 0 && gap < tolerance * scale) kinks.push_back({l, true, image, o, gap / scale, {}, {}});
+      if (!(v[i] > 0)) continue;
+      if (gap == 0)
+        ++exact_ties;
+      else if (gap < tolerance * both)
+        kinks.push_back({l, true, image, o, gap / both, {}, {}});
     }
   }
 }
@@ -277,27 +297,23 @@ LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& par
   LossAndGradient r;
   r.gradient.assign(params.size(), 0.0);
   const double scale = 2.0 / (double(n) * double(image_size));  // d loss / d y = scale (y - x)
-  Activations t;
-  Upstream up;
+  const bool kinks = kink_tolerance > 0;
+  // With kinks, every image's activations and upstream gradients are kept for the alternatives.
+  std::vector<Activations> t(kinks ? static_cast<size_t>(n) : 1);
+  std::vector<Upstream> up(t.size());
   double sum = 0;
   for (int b = 0; b < n; ++b) {
-    forward(m, L, p, images + size_t(b) * image_size, t);
-    sum += image_error(t);
-    backward(L, p, t, scale, r.gradient.data(), kink_tolerance > 0 ? &up : nullptr);
-    if (kink_tolerance <= 0) continue;
-    std::vector<Kink> kinks;
-    find_kinks(t, b, kink_tolerance, kinks);
-    r.kinks_found += kinks.size();
-    for (Kink& k : kinks) {
-      // Only the closest calls are kept: the step's rounding reaches a few 1e-6 of a layer's RMS.
-      if (r.kinks.size() == max_kinks && !(k.margin < r.kinks.back().margin)) continue;
-      alternative(k, L, p, t, up, params.size(), k.index, k.value);
-      if (r.kinks.size() == max_kinks) r.kinks.pop_back();
-      r.kinks.insert(std::upper_bound(r.kinks.begin(), r.kinks.end(), k,
-                                      [](const Kink& a, const Kink& b) { return a.margin < b.margin; }),
-                     std::move(k));
-    }
+    Activations& tb = t[kinks ? size_t(b) : 0];
+    forward(m, L, p, images + size_t(b) * image_size, tb, kinks);
+    sum += image_error(tb);
+    backward(L, p, tb, scale, r.gradient.data(), kinks ? &up[size_t(b)] : nullptr);
+    if (kinks) find_kinks(tb, b, kink_tolerance, r.kinks, r.exact_ties);
   }
+  // Only the closest calls are examined: a float step's rounding reaches ~1e-6 of the magnitude.
+  r.kinks_found = r.kinks.size();
+  std::sort(r.kinks.begin(), r.kinks.end(), [](const Kink& a, const Kink& b) { return a.margin < b.margin; });
+  if (r.kinks.size() > max_kinks) r.kinks.resize(max_kinks);
+  for (Kink& k : r.kinks) alternative(k, L, p, t[size_t(k.image)], up[size_t(k.image)], params.size(), k.index, k.value);
   r.loss = sum / (double(n) * double(image_size));
   return r;
 }

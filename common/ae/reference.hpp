@@ -18,8 +18,8 @@ namespace ae::reference {
 double loss(const Model& m, const std::vector<double>& params, const float* images, int n);
 
 // A decision of the forward pass that float arithmetic may take the other way: a ReLU whose
-// input is within the tolerance of 0, or a 2x2 max-pooling window whose two largest inputs
-// are within the tolerance of each other. Its `alternative` is the change of the minibatch
+// input is within the tolerance of 0 (not exactly 0), or a 2x2 max-pooling window whose two
+// largest inputs are within the tolerance of each other (not equal). Its `alternative` is the change of the minibatch
 // gradient if it went the other way (the ReLU off instead of on, or the reverse; the pool
 // passing the runner-up's gradient instead of the maximum's).
 struct Kink {
@@ -27,7 +27,9 @@ struct Kink {
   bool pool = false;  // max pooling (else ReLU)
   int image = 0;
   size_t unit = 0;    // the ReLU's index, or the pooled output's, in that layer of that image
-  double margin = 0;  // |input| of the ReLU, or the gap of the two largest, relative to the layer's RMS
+  // |input| of the ReLU, or the gap of the two largest, relative to the sum of |weight x input|
+  // that made it (the scale of any implementation's rounding error there)
+  double margin = 0;
   // The alternative, sparse: gradient[index[j]] changes by value[j].
   std::vector<size_t> index;
   std::vector<double> value;
@@ -38,6 +40,7 @@ struct LossAndGradient {
   std::vector<double> gradient;  // d loss / d params, in the layout of tensors(m)
   std::vector<Kink> kinks;       // the (up to max_kinks) smallest margins below kink_tolerance, smallest first
   size_t kinks_found = 0;        // all margins below kink_tolerance
+  size_t exact_ties = 0;         // ReLU inputs exactly 0 and pooling windows with two equal maxima
 };
 // kink_tolerance 0: no kinks are looked for.
 LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& params, const float* images, int n,

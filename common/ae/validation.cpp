@@ -110,6 +110,8 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
     StepCheck c;
     c.kinks_found = ref.kinks_found;
     c.kinks_examined = ref.kinks.size();
+    c.exact_ties = ref.exact_ties;
+    c.widest_examined = ref.kinks.empty() ? 0.0 : ref.kinks.back().margin;
     c.kinks_flipped = follow_kinks(tensor_list, ref.kinks, ref.gradient, gradient, c.widest_flipped);
     std::vector<double> expected_change(params.size());
     for (size_t j = 0; j < params.size(); ++j) {

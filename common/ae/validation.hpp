@@ -40,8 +40,9 @@ constexpr size_t kMaxKinks = 64;
 
 struct StepCheck {
   double loss = 0, reference_loss = 0, loss_error = 0;
-  size_t kinks_found = 0, kinks_examined = 0, kinks_flipped = 0;
-  double widest_flipped = 0;  // the largest margin of a decision the step took the other way
+  size_t kinks_found = 0, kinks_examined = 0, kinks_flipped = 0, exact_ties = 0;
+  double widest_flipped = 0;   // the largest margin of a decision the step took the other way
+  double widest_examined = 0;  // the largest margin examined (all below it were)
   std::vector<TensorCheck> tensors;
   size_t worst_gradient = 0, worst_update = 0;  // indices into tensors
 };
