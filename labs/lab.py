@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The labs' driver behind `./stepwise lab` (labs/README.md): list, start, check.
+
+    lab.py ROOT BUILD list
+    lab.py ROOT BUILD ID start [DIR]
+    lab.py ROOT BUILD ID check [FILE]
+
+check builds the student's source exactly as the build builds the lab's reference step (the
+same compiler line and the same harness and libraries, read from ninja), validates it with
+the track's reference (--check), times it against the reference step on the same GPU and
+grades the time ratio with the scale in the lab's lab.json.
+Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no nvcc) for a
+GPU lab."""
+import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
+
+NO_GPU = 77
+
+
+def say(*a):
+    print(*a, file=sys.stderr)
+
+
+def usage(msg):
+    say(f"stepwise lab: {msg}")
+    sys.exit(2)
+
+
+def labs(root):
+    d = os.path.join(root, "labs")
+    return sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n, "lab.json")))
+
+
+def load(root, lab_id):
+    path = os.path.join(root, "labs", lab_id, "lab.json")
+    if not os.path.isfile(path):
+        usage(f"no lab '{lab_id}' (see ./stepwise lab list)")
+    with open(path) as f:
+        return json.load(f)
+
+
+def cmd_list(root):
+    for lab_id in labs(root):
+        lab = load(root, lab_id)
+        where = "gpu" if lab.get("gpu") else "cpu"
+        print(f"  {lab_id:<22} {lab['track']:<5} {where}  {lab['title']}")
+
+
+def default_dir(root, lab_id):
+    return os.path.join(root, "lab-work", lab_id)
+
+
+def cmd_start(root, lab_id, lab, dest):
+    dest = os.path.abspath(dest or default_dir(root, lab_id))
+    src = os.path.join(root, "labs", lab_id, lab["source"])
+    target = os.path.join(dest, lab["source"])
+    if os.path.exists(target):
+        usage(f"{target} exists: not overwriting your work (give another DIR, or remove it)")
+    # The copy must never land on the repository's own files (the skeleton included).
+    if os.path.realpath(target) == os.path.realpath(src):
+        usage(f"{target} is the lab's skeleton itself")
+    os.makedirs(dest, exist_ok=True)
+    shutil.copyfile(src, target)
+    handout = os.path.relpath(os.path.join(root, "labs", lab_id, "README.md"))
+    print(f"{target}")
+    say(f"lab {lab_id}: your copy is {target}; the handout is {handout}")
+    say(f"check it with: ./stepwise lab {lab_id} check" +
+        ("" if dest == default_dir(root, lab_id) else f" {target}"))
+
+
+def ninja_commands(build, target):
+    """The compile line of the step's own source and the link line of its program."""
+    p = subprocess.run(["ninja", "-C", build, "-t", "commands", target], capture_output=True, text=True)
+    if p.returncode != 0:
+        usage(f"ninja cannot list the commands of {target} in {build}: {p.stderr.strip()}")
+    lines = [shlex.split(l) for l in p.stdout.splitlines() if l.strip()]
+    link = lines[-1]
+    if "-o" not in link or link[link.index("-o") + 1] != target:
+        usage(f"unexpected link line for {target}: {' '.join(link)}")
+    compile_line = None
+    for words in lines:  # the object that goes into the program's own folder
+        if "-c" in words and "-o" in words and words[words.index("-o") + 1].startswith(target + ".p/"):
+            compile_line = words
+    if compile_line is None:
+        usage(f"no compile line for {target}'s source in {build}")
+    return compile_line, link
+
+
+def build_student(build, target, source, work):
+    """Compiles `source` into `work`/student with the reference step's own lines."""
+    compile_line, link = ninja_commands(build, target)
+    obj_old = compile_line[compile_line.index("-o") + 1]
+    obj_new = os.path.join(work, "student.o")
+    exe = os.path.join(work, "student")
+    cc, skip = [], False
+    for w in compile_line:
+        if skip:
+            skip = False
+            continue
+        if w in ("-MQ", "-MF"):  # the depfile belongs to the build, not to this compile
+            skip = True
+            continue
+        if w == "-MD":
+            continue
+        cc.append(obj_new if w == obj_old else w)
+    cc[cc.index("-c") + 1] = source
+    ld = [obj_new if w == obj_old else w for w in link]
+    ld[ld.index("-o") + 1] = exe
+    for cmd in (cc, ld):
+        p = subprocess.run(cmd, cwd=build, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.stderr.write(p.stdout + p.stderr)
+            return None
+    return exe
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def kernel_ms(path):
+    with open(path) as f:
+        records = [json.loads(l) for l in f if l.strip()]
+    return statistics.median(r["timing"]["kernel_ms"]["median"] for r in records)
+
+
+def grade_of(scale, ratio):
+    for limit, marks in scale:
+        if limit is None or ratio <= limit:
+            return marks
+    return scale[-1][1]
+
+
+def fail(why, detail=""):
+    if detail:
+        sys.stderr.write(detail if detail.endswith("\n") else detail + "\n")
+    print(f"FAIL: {why}")
+    print("grade: 0 %")
+    sys.exit(1)
+
+
+def no_gpu(lab_id):
+    say(f"lab {lab_id}: this lab needs a GPU; none is usable here: not checked")
+    sys.exit(NO_GPU)
+
+
+def cmd_check(root, build, lab_id, lab, source):
+    source = os.path.abspath(source or os.path.join(default_dir(root, lab_id), lab["source"]))
+    if not os.path.isfile(source):
+        usage(f"{source}: no such file (start the lab with ./stepwise lab {lab_id} start, or name FILE)")
+    track, ref_id = lab["track"], lab["reference_step"]
+    target = f"steps/{track}/{track}_{ref_id}"
+    ref_exe = os.path.join(build, target)
+    if lab.get("gpu") and shutil.which("nvcc") is None:
+        say(f"lab {lab_id}: this lab needs nvcc (the CUDA Toolkit) and a GPU: not checked")
+        sys.exit(NO_GPU)
+    if not os.access(ref_exe, os.X_OK):
+        usage(f"{ref_exe} is not built (meson compile -C {build} {track}_{ref_id})")
+    os.makedirs(os.path.join(build, "labs", lab_id), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="check-", dir=os.path.join(build, "labs", lab_id))
+    try:
+        say(f"lab {lab_id}: building {source}")
+        exe = build_student(build, target, source, work)
+        if exe is None:
+            fail("does not compile (the compiler's messages are above)")
+        # Whether there is a GPU at all, asked of the reference step on the smallest problem,
+        # before anything whose failure without one would read as the student's.
+        if run([ref_exe, "--size", "tiny", "--warmup", "0", "--repeat", "1", "--quiet"]).returncode == NO_GPU:
+            no_gpu(lab_id)
+
+        # First, out-of-bounds accesses, which validation may not see (a write past the end can land
+        # in memory nobody checks), when the memory checker exists.
+        sanitizer = shutil.which("compute-sanitizer")
+        if lab.get("memcheck_flags") and sanitizer:
+            flags = lab["memcheck_flags"]
+            say(f"lab {lab_id}: memory check: {' '.join(flags)}")
+            p = run([sanitizer, "--tool", "memcheck", "--error-exitcode", "1", exe, *flags, "--quiet"])
+            if p.returncode == NO_GPU:
+                no_gpu(lab_id)
+            if p.returncode != 0:
+                fail(f"compute-sanitizer memcheck with {' '.join(flags)} (exit {p.returncode})",
+                     p.stdout[-4000:] + p.stderr[-4000:])
+        elif lab.get("memcheck_flags"):
+            say(f"lab {lab_id}: compute-sanitizer not found: memory check not run")
+
+        # Validation: every voxel on uneven sizes (a partial last block), both kernels.
+        for flags in lab["check_flags"]:
+            say(f"lab {lab_id}: validating: {' '.join(flags)}")
+            p = run([exe, *flags, "--check", "--quiet"])
+            if p.returncode == NO_GPU:
+                no_gpu(lab_id)
+            if p.returncode != 0:
+                fail(f"validation with {' '.join(flags)} (exit {p.returncode})", p.stderr)
+
+        # Timing: the reference step and the student's program on the same problem and GPU.
+        flags = lab["time_flags"]
+        say(f"lab {lab_id}: timing against {track} {ref_id}: {' '.join(flags)}")
+        ref_json, st_json = os.path.join(work, "reference.jsonl"), os.path.join(work, "student.jsonl")
+        p = run([ref_exe, *flags, "--check", "--quiet", "--json", ref_json])
+        if p.returncode == NO_GPU:
+            no_gpu(lab_id)
+        if p.returncode != 0:
+            usage(f"the reference step {ref_id} failed (exit {p.returncode}):\n{p.stderr}")
+        p = run([exe, *flags, "--check", "--quiet", "--json", st_json])
+        if p.returncode != 0:
+            fail(f"validation with {' '.join(flags)} (exit {p.returncode})", p.stderr)
+        ref_ms, st_ms = kernel_ms(ref_json), kernel_ms(st_json)
+        ratio = st_ms / ref_ms
+        print(f"PASS: validated; kernel time {st_ms:.4g} ms, reference {ref_id} {ref_ms:.4g} ms: "
+              f"{ratio:.2f}x the reference time")
+        print(f"grade: {grade_of(lab['grade'], ratio)} %")
+        sys.exit(0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv):
+    if len(argv) < 3:
+        usage("usage: lab.py ROOT BUILD list | ID start [DIR] | ID check [FILE]")
+    root, build, args = argv[0], argv[1], argv[2:]
+    if args == ["list"]:
+        return cmd_list(root)
+    if len(args) < 2 or len(args) > 3 or args[1] not in ("start", "check"):
+        usage("usage: ./stepwise lab list | ./stepwise lab ID start [DIR] | ./stepwise lab ID check [FILE]")
+    lab_id, action, arg = args[0], args[1], (args[2] if len(args) == 3 else None)
+    lab = load(root, lab_id)
+    if action == "start":
+        return cmd_start(root, lab_id, lab, arg)
+    return cmd_check(root, build, lab_id, lab, arg)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
