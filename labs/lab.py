@@ -169,7 +169,10 @@ def cmd_check(root, build, lab_id, lab, source):
 
         # First, out-of-bounds accesses, which validation may not see (a write past the end can land
         # in memory nobody checks), when the memory checker exists.
-        sanitizer = shutil.which("compute-sanitizer")
+        # Some CUDA installs keep it beside bin/, not in it.
+        nvcc_dir = os.path.dirname(shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+        sanitizer = shutil.which("compute-sanitizer") or shutil.which(
+            "compute-sanitizer", path=os.path.join(nvcc_dir, "..", "compute-sanitizer"))
         if lab.get("memcheck_flags") and sanitizer:
             flags = lab["memcheck_flags"]
             say(f"lab {lab_id}: memory check: {' '.join(flags)}")
