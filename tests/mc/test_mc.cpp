@@ -98,21 +98,6 @@ TEST(Inversion, CollidedMassTendsToTheTransformAtZero) {
   }
 }
 
-TEST(Exact, ShellsAddUpToOneAndMatchTinyMcScale) {
-  Problem p;
-  const std::vector<double> h = exact_shell_absorption(p);
-  ASSERT_EQ(h.size(), 101u);
-  double sum = 0;
-  for (double x : h) {
-    EXPECT_GT(x, 0);
-    sum += x;
-  }
-  EXPECT_NEAR(sum, 1.0, 1e-12);
-  // The published profile: about 29.35 W/cm^3 at 1 mm and 2.4 % of the energy beyond 5 mm.
-  EXPECT_NEAR(h[20] / p.shell_volume_cm3(20), 29.35, 0.02);
-  EXPECT_NEAR(h.back(), 0.0238, 0.0002);
-}
-
 TEST(Exact, ExpectedInteractionsPerPhoton) {
   // (10/11)^73 is the first weight below 0.001, then every survivor needs 24 more.
   Problem p;
@@ -192,6 +177,53 @@ TEST(Exact, FourierInversionAgreesWithTheCaseForm) {
       EXPECT_NEAR(f, e, 1e-7 * e + 1e-11) << "albedo " << c << ", shell " << i;
     }
   }
+}
+
+// Collided mass beyond R straight from the Case modes (a mode's tail 2 g (R + nu) e^{-R/nu}),
+// not as the total c/(1 - c) less the mass inside, which is how exact_shell_absorption fills
+// its last shell.
+double case_collided_mass_beyond(double c, double R) {
+  const double k0 = kappa0_of(c), nu0 = 1 / k0;
+  const double a0 = k0 * (1 - k0 * k0) / (c * (k0 * k0 + c - 1));
+  const double continuum = tanh_sinh_01([c, R](double nu, double one_minus) {
+    const double artanh = 0.5 * std::log((1 + nu) / one_minus);
+    const double a = 1 - c * nu * artanh, b = c * core::kPi * nu / 2;
+    return (1 / (a * a + b * b) - 1) / nu * (R + nu) * std::exp(-R / nu);
+  });
+  return 2 * a0 * (R + nu0) * std::exp(-R / nu0) + continuum;
+}
+
+// What the validation compares against, shell by shell, assembled a second way: the first
+// collisions e^{-r1} - e^{-r2}, the Case form's collided mass, (1 - c) of them absorbed; the
+// last shell from the Case form's tail beyond R. The entries' sum is 1 by construction (the
+// last is the remainder), so it proves nothing; this fails on a wrong shell radius, a wrong
+// absorbed fraction, a wrong first-collision term or a wrong remainder.
+TEST(Exact, ShellAbsorptionAgreesWithTheCaseFormShellByShell) {
+  Problem coarse;  // albedo 1/2, 20 shells of 200 um
+  coarse.mu_a = 11;
+  coarse.mu_s = 11;
+  coarse.shells = 20;
+  coarse.microns_per_shell = 200;
+  for (const Problem& p : {Problem(), coarse}) {
+    const double c = p.albedo(), d = 1 / p.shells_per_mfp();
+    std::vector<double> radii;
+    for (int i = 0; i < p.shells; ++i) radii.push_back(i * d);
+    const std::vector<double> cased = case_collided_mass_within(c, radii);
+    const std::vector<double> h = exact_shell_absorption(p);
+    ASSERT_EQ(h.size(), size_t(p.shells));
+    for (int i = 0; i + 1 < p.shells; ++i) {
+      const double want = (1 - c) * (std::exp(-radii[i]) - std::exp(-radii[i + 1]) + cased[i + 1] - cased[i]);
+      EXPECT_NEAR(h[i], want, 1e-7 * want) << "albedo " << c << ", shell " << i;
+    }
+    const double R = radii.back();
+    const double beyond = (1 - c) * (std::exp(-R) + case_collided_mass_beyond(c, R));
+    EXPECT_NEAR(h.back(), beyond, 1e-7 * beyond) << "albedo " << c << ", beyond R = " << R;
+  }
+  // tiny_mc's published scale: about 29.35 W/cm^3 at 1 mm and 2.4 % of the energy beyond 5 mm.
+  Problem p;
+  const std::vector<double> h = exact_shell_absorption(p);
+  EXPECT_NEAR(h[20] / p.shell_volume_cm3(20), 29.35, 0.02);
+  EXPECT_NEAR(h.back(), 0.0238, 0.0002);
 }
 
 // ---------------------------------------------------------------- independent check 2:
@@ -390,23 +422,87 @@ TEST(Statistics, TooFewBatchesIsNotAPass) {
   EXPECT_FALSE(h.defined);
 }
 
-TEST(Validation, LostPhotonsAndNaNsFail) {
-  Problem p;
-  p.photons = 1 << 14;
-  Tally t;
-  t.resize(p.shells, 200);
+// What a correct step looks like to validate(): 1024 batches of 1024 photons with the exact
+// means and independent noise of 1 % per shell and batch. Each test below breaks one thing
+// and requires the failure to be that thing's.
+Tally exact_tally(const Problem& p, uint64_t seed) {
+  const size_t batches = 1024;
   const std::vector<double> exact = exact_shell_absorption(p);
-  for (size_t b = 0; b < 200; ++b) {  // exact means, a little noise, one photon short
-    for (int i = 0; i < p.shells; ++i) t.row(b)[i] = exact[i] * 80 * (1 + 1e-3 * ((b * 7 + i) % 5));
-    t.row(b)[p.shells] = 80;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss;
+  Tally t;
+  t.resize(p.shells, batches);
+  for (size_t b = 0; b < batches; ++b) {
+    const double n = double(p.photons * (b + 1) / batches - p.photons * b / batches);
+    for (int i = 0; i < p.shells; ++i) t.row(b)[i] = n * exact[i] * (1 + 0.01 * gauss(rng));
+    t.row(b)[p.shells] = n;
   }
-  Verdict v = validate(p, t);
-  EXPECT_FALSE(v.counts_ok);
+  return t;
+}
+
+Problem validation_problem() {
+  Problem p;
+  p.photons = 1 << 20;
+  return p;
+}
+
+TEST(Validation, ExactMeansPass) {
+  const Problem p = validation_problem();
+  const Verdict v = validate(p, exact_tally(p, 1));
+  EXPECT_TRUE(v.pass) << v.failure;
+  EXPECT_EQ(v.bins.size(), size_t(p.shells));  // the default problem keeps every shell a bin
+  EXPECT_EQ(v.pooled_batches, 1024u);           // and every batch (light tails)
+}
+
+TEST(Validation, BiasedShellsWithTheRightCountsFailOnTheChiSquare) {
+  // 1 % of shell 20's heat moved into shell 21 (~30 standard errors): the photons are all
+  // there and so is the energy, inside and beyond the last shell; only the profile is wrong.
+  const Problem p = validation_problem();
+  Tally t = exact_tally(p, 1);
+  for (size_t b = 0; b < t.batches(); ++b) {
+    const double moved = 0.01 * t.row(b)[20];
+    t.row(b)[20] -= moved;
+    t.row(b)[21] += moved;
+  }
+  const Verdict v = validate(p, t);
+  EXPECT_TRUE(v.counts_ok);
+  EXPECT_TRUE(v.stats.finite);
+  EXPECT_LE(std::fabs(v.energy_z), kZLimit);
+  EXPECT_LE(std::fabs(v.beyond_z), kZLimit);
+  ASSERT_TRUE(v.chi2.defined) << v.chi2.why;
+  EXPECT_LT(v.chi2.p_value, kPValueThreshold);
   EXPECT_FALSE(v.pass);
+  EXPECT_NE(v.failure.find("chi-square"), std::string::npos) << v.failure;
+}
+
+TEST(Validation, WrongPhotonCountFailsOnTheCounts) {
+  // Batch 0 simulated one photon fewer than the problem's share, and says so: every
+  // statistic is that of a correct run of N - 1 photons; only the count can see it.
+  const Problem p = validation_problem();
+  Tally t = exact_tally(p, 1);
+  double* row = t.row(0);
+  const double n = row[p.shells];
+  for (int i = 0; i < p.shells; ++i) row[i] *= (n - 1) / n;
+  row[p.shells] = n - 1;
+  const Verdict v = validate(p, t);
+  EXPECT_FALSE(v.counts_ok);
+  ASSERT_TRUE(v.chi2.defined) << v.chi2.why;
+  EXPECT_GE(v.chi2.p_value, kPValueThreshold);
+  EXPECT_LE(std::fabs(v.energy_z), kZLimit);
+  EXPECT_LE(std::fabs(v.beyond_z), kZLimit);
+  EXPECT_FALSE(v.pass);
+  EXPECT_NE(v.failure.find("photons, not " + std::to_string(p.photons)), std::string::npos) << v.failure;
+}
+
+TEST(Validation, NaNFailsAsNaN) {
+  const Problem p = validation_problem();
+  Tally t = exact_tally(p, 1);
   t.row(3)[5] = NAN;
-  v = validate(p, t);
+  const Verdict v = validate(p, t);
+  EXPECT_TRUE(v.counts_ok);
   EXPECT_FALSE(v.stats.finite);
   EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.failure, "the tally holds NaN or Inf");
 }
 
 }  // namespace
