@@ -53,6 +53,9 @@ class Cpu final : public Step {
     float weight = 1.0f;
     for (;;) {
       float t = -std::log(rng.uniform());  // move: an exponential step, in mean free paths
+#if defined(STEPWISE_MUTANT_MFP_BIAS)  // only for tests/mc: the smallest bias CI must see, a mean free path 0.2 % long
+      t *= 1.002f;
+#endif
       x += t * u;
       y += t * v;
       z += t * w;
