@@ -36,7 +36,7 @@ struct TensorCheck {
 // decisions with margins below this (relative to the layer's RMS) and accepts either way for
 // each. TF32 and BF16 steps flip so many that their thresholds include the effect instead.
 constexpr double kKinkTolerance = 1e-5;
-constexpr size_t kMaxKinks = 64;
+constexpr size_t kMaxKinks = 128;
 
 struct StepCheck {
   double loss = 0, reference_loss = 0, loss_error = 0;
