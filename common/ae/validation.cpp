@@ -165,6 +165,12 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
                   sci(c.tensors[c.worst_update].update) + " > " + sci(v.limits.update) + " (lr " + sci(p.lr) +
                   ", momentum " + sci(p.momentum) + ")";
   }
+  // A run whose training diverged measured nothing worth recording, whatever the cause (a
+  // learning rate too large for the data, or a step that breaks only after many steps).
+  for (size_t s = 0; s < timed_losses.size() && v.failure.empty(); ++s)
+    if (!std::isfinite(timed_losses[s]))
+      v.failure = "training: the loss of step " + std::to_string(s + 1) + " is " + sci(timed_losses[s]) +
+                  " (diverged; a smaller --lr?)";
   if (v.failure.empty() && v.goal.applies && !(v.goal_loss < v.goal.below))
     v.failure = "training: mean loss of steps " + std::to_string(v.goal.step - v.goal.window + 1) + ".." +
                 std::to_string(v.goal.step) + " is " + sci(v.goal_loss) + ", not below the goal " + sci(v.goal.below);

@@ -3,8 +3,8 @@
 //   1. gradients: from the initial weights, the step trains kCheckSteps steps on minibatches
 //      of (up to) kCheckImages images; each step's loss, the gradient of every tensor and the
 //      update it made are compared with the reference at the same weights;
-//   2. training: on a preset's own schedule, the timed run's loss must fall below the
-//      preset's goal (problem.hpp, TrainingGoal).
+//   2. training: every loss of the timed run is finite, and on a preset's own schedule the
+//      loss falls below the preset's goal (problem.hpp, TrainingGoal).
 #pragma once
 #include <string>
 #include <vector>
