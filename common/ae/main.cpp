@@ -190,13 +190,10 @@ class AeTrack final : public core::Track {
 
   void extend_record(core::json& record, const core::Verdict&) const override { record["training"] = curve_json(trained_.losses); }
 
-  // --save, after the run: the weights of the (last) timed training.
-  int save(const char* program) const {
-    if (o_.save.empty() || trained_.params.empty()) return core::kOk;
-    return core::exit_code_of(program, [&] {
-      save_parameters(o_.save, p_.model, trained_.params);
-      return int(core::kOk);
-    });
+  // --save, once the run is complete (also when validation failed: the weights are what a
+  // reader inspects then): the weights of the (last) timed training.
+  void after_run() override {
+    if (!o_.save.empty() && !trained_.params.empty()) save_parameters(o_.save, p_.model, trained_.params);
   }
 
  private:
@@ -262,10 +259,5 @@ class AeTrack final : public core::Track {
 int main(int argc, char** argv) {
   const ae::StepInfo info = ae::step_info();
   ae::AeTrack track(info.accuracy);
-  const int code = core::run_step_program(track, {"ae", info.id, info.title, info.gpu, info.tunables}, argc, argv);
-  // The harness has no step after the record; the trained weights are written here, once the
-  // run is complete (also when validation failed: the weights are what a reader inspects then).
-  if (code != core::kOk && code != core::kValidationFailed) return code;
-  const int saved = track.save(argv[0]);
-  return saved != core::kOk ? saved : code;
+  return core::run_step_program(track, {"ae", info.id, info.title, info.gpu, info.tunables}, argc, argv);
 }

@@ -22,13 +22,7 @@ enum class Accuracy {
 };
 const char* accuracy_name(Accuracy a);
 
-struct StepInfo {
-  std::string id;     // "00_cpu"
-  std::string title;  // one line for tables
-  bool gpu;
-  Accuracy accuracy;
-  core::Tunables tunables;  // the step's own flags with their defaults
-};
+using StepInfo = core::StepInfo<Accuracy>;
 
 // What a step hands back after training.
 struct Trained {

@@ -49,6 +49,7 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
     track.extend_record(r, v);
     append_record(o.json_path, r);
   }
+  track.after_run();
 
   if (!o.quiet) {
     printf("%s  %s  %s%s%s\n", program.c_str(), step.title.c_str(), track.describe().c_str(),

@@ -59,6 +59,9 @@ class Track {
   virtual void write_output(const std::string& path, const Verdict& verdict) = 0;
   // Fields of the record beyond the shared ones (e.g. a profile).
   virtual void extend_record(json& record, const Verdict& verdict) const { (void)record, (void)verdict; }
+  // What a run leaves behind besides its output and its record (the trained weights of an
+  // autoencoder step): called once everything else is written, whether validation passed or not.
+  virtual void after_run() {}
 };
 
 // main() of a step program: returns the exit code (README: exit codes).
