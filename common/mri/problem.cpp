@@ -67,15 +67,19 @@ double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(core::kPi * 
 
 }  // namespace
 
-Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples) {
+Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples,
+                 int undersample) {
   if (!(noise >= 0) || noise > 10) throw UsageError("--noise must be in [0, 10]");
   const Shape s = shape_of(size);
+  if (undersample < 1 || undersample > s.arms)
+    throw UsageError("--undersample must be in [1, " + std::to_string(s.arms) + "] (the spiral arms per plane of --size " + size + ")");
   Problem p;
-  p.name = size;
+  p.name = undersample > 1 ? size + "-R" + std::to_string(undersample) : size;
   fill_grid(p, s.n);
-  const size_t all = size_t(s.planes) * s.arms * s.points;
+  const int kept_arms = (s.arms + undersample - 1) / undersample;
+  const size_t all = size_t(s.planes) * kept_arms * s.points;
   const size_t M = max_samples ? std::min(all, max_samples) : all;
-  if (M < all) p.name = size + "-first" + std::to_string(M);
+  if (M < all) p.name += "-first" + std::to_string(M);
   p.kx.resize(M); p.ky.resize(M); p.kz.resize(M);
   p.phiR.resize(M); p.phiI.resize(M); p.dR.resize(M); p.dI.resize(M);
 
@@ -92,7 +96,7 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
     const double kz = plane - s.planes / 2;
     // A seeded rotation per plane, so different seeds give different trajectories.
     const double twist = 2 * core::kPi * std::uniform_real_distribution<double>(0, 1)(rng);
-    for (int arm = 0; arm < s.arms && m < M; ++arm)
+    for (int arm = 0; arm < s.arms && m < M; arm += undersample)
       for (int i = 0; i < s.points && m < M; ++i, ++m) {
         const double t = double(i) / s.points;
         const double angle = 2 * core::kPi * (turns * t + double(arm) / s.arms) + twist;
@@ -116,8 +120,38 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
               {"arms", s.arms},       {"points_per_arm", s.points},
               {"seed", seed},         {"noise", noise}};
   if (M < all) p.params["samples_of"] = all;
+  if (undersample > 1) p.params["undersample"] = undersample;
   p.grid = find_grid(p.x, p.y, p.z);
   return p;
+}
+
+Problem toeplitz_problem(const Problem& p) {
+  if (p.grid[0] == 0) throw UsageError(p.name + ": the voxels are not a Cartesian grid; Q for F^H F needs one");
+  Problem t;
+  t.name = p.name + "-toeplitz";
+  t.params = p.params;
+  t.params["toeplitz_of"] = {p.grid[0], p.grid[1], p.grid[2]};
+  // k doubled is exact in float; the phase k'.x' of the (2n)^3 grid equals k.x on x = (j - n)/n.
+  const auto twice = [](const std::vector<float>& v) {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = 2 * v[i];
+    return out;
+  };
+  t.kx = twice(p.kx); t.ky = twice(p.ky); t.kz = twice(p.kz);
+  t.phiR = p.phiR; t.phiI = p.phiI;
+  const int nx = 2 * p.grid[0], ny = 2 * p.grid[1], nz = 2 * p.grid[2];
+  const size_t count = size_t(nx) * ny * nz;
+  t.x.resize(count); t.y.resize(count); t.z.resize(count);
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix) {
+        const size_t i = (size_t(iz) * ny + iy) * nx + ix;
+        t.x[i] = float(ix - nx / 2) / nx;
+        t.y[i] = float(iy - ny / 2) / ny;
+        t.z[i] = float(iz - nz / 2) / nz;
+      }
+  t.grid = find_grid(t.x, t.y, t.z);
+  return t;
 }
 
 std::array<int, 3> find_grid(const std::vector<float>& x, const std::vector<float>& y,
@@ -273,6 +307,12 @@ Problem load_parboil(const std::string& path) {
   p.kx = r.floats(numK, "kx"); p.ky = r.floats(numK, "ky"); p.kz = r.floats(numK, "kz");
   p.x = r.floats(numX, "x"); p.y = r.floats(numX, "y"); p.z = r.floats(numX, "z");
   p.phiR = r.floats(numK, "phiR"); p.phiI = r.floats(numK, "phiI");
+  // A NaN or Inf in any array would flow through every step into an all-NaN output.
+  for (const auto& [name, v] : {std::pair<const char*, const std::vector<float>*>{"kx", &p.kx}, {"ky", &p.ky}, {"kz", &p.kz},
+                                {"x", &p.x}, {"y", &p.y}, {"z", &p.z}, {"phiR", &p.phiR}, {"phiI", &p.phiI}})
+    for (size_t i = 0; i < v->size(); ++i)
+      if (!std::isfinite((*v)[i]))
+        throw UsageError(path + ": " + name + "[" + std::to_string(i) + "] is " + ((*v)[i] != (*v)[i] ? "NaN" : "Inf"));
   p.params = {{"format", "parboil-mri-q"}, {"samples", numK}, {"voxels", numX}};
   p.grid = find_grid(p.x, p.y, p.z);
   return p;

@@ -38,7 +38,18 @@ struct Problem {
 // Gaussian noise of standard deviation `noise` (relative to |d| at k = 0).
 // max_samples > 0 keeps only the first max_samples samples (the same values as the full
 // problem's first ones; the name becomes e.g. "large-first65536").
-Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples = 0);
+// undersample R > 1 keeps every R-th spiral arm of each plane (arms 0, R, 2R, ...): the arms
+// lie R cycles/FOV apart, R times the Nyquist spacing, as an accelerated scan acquires them
+// (the name gets "-R<R>"; the samples kept have the values of the full problem's).
+Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples = 0,
+                 int undersample = 1);
+
+// The problem whose Q is the Toeplitz kernel of F^H F on the n^3 grid of `p`: F^H F rho is
+// the convolution of rho with Q(x_n - x_n'), differences x = (j - n)/n, j in [0, 2n), the 2x
+// oversampled grid. It is written as the standard (2n)^3 grid x' = (j - n)/(2n) with every k
+// doubled (k'.x' = k.x exactly in float), so every step, find_grid included, sees a grid.
+// Throws UsageError when `p`'s voxels are not a grid.
+Problem toeplitz_problem(const Problem& p);
 
 // Problem folders: meta.json + kx.npy ky.npy kz.npy (float32 [M]), phi.npy and d.npy
 // (complex64 [M]), x.npy y.npy z.npy (float32 [N]). Everything is checked on reading.
