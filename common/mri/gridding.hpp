@@ -1,0 +1,57 @@
+// Gridding, the adjoint non-uniform FFT, on the CPU: out_n = sum_m c_m e^{i 2 pi k_m . x_n} on
+// the voxel grid of a problem, in O(M W^3 + G log G) instead of the direct O(M N).
+//   1. spread every c_m onto a Cartesian k-space grid oversampled sigma times (G = sigma n
+//      points per axis, spacing 1/sigma cycles/FOV) with a Kaiser-Bessel kernel W cells wide;
+//   2. one inverse FFT of the grid;
+//   3. divide by the kernel's Fourier transform (deapodization) and keep the central n^3.
+// The error is the aliasing of the kernel's transform from beyond the image (Jackson et al.
+// 1991; Beatty et al. 2005, whose beta this uses): it falls with W and with sigma.
+#pragma once
+#include <complex>
+#include <vector>
+
+#include "problem.hpp"
+
+namespace mri {
+
+struct GriddingParams {
+  int width = 4;             // kernel width W in grid cells
+  double oversampling = 2;   // sigma; the grid has the even number of points nearest sigma n from above
+};
+
+// Beatty et al. (2005): beta = pi sqrt(W^2 / sigma^2 (sigma - 1/2)^2 - 0.8). UsageError when
+// the root is not real (W too small for sigma).
+double kaiser_bessel_beta(int width, double oversampling);
+// Kernel at u grid cells from the sample (0 outside |u| <= W/2) and its Fourier transform at
+// nu cycles per grid cell: W sinh(z)/z, z = sqrt(beta^2 - (pi W nu)^2) (sin when z is imaginary).
+double kaiser_bessel(double u, int width, double beta);
+double kaiser_bessel_transform(double nu, int width, double beta);
+
+// The aliasing the kernel lets through, relative to the signal, at the worst voxel:
+// max over |x| <= 1/2 of sum_{p != 0} |Phi(x/sigma + p)| / Phi(x/sigma). The error of
+// gridding_adjoint against the direct sum, relative to sum_m |c_m|, stays below it.
+double gridding_error_bound(int width, double oversampling);
+
+// Points per axis of the oversampled grid for n voxels.
+int oversampled_size(int n, double oversampling);
+
+// The adjoint NUFFT of weights c (one per sample) on p's voxel grid (UsageError without one).
+std::vector<std::complex<double>> gridding_adjoint(const Problem& p,
+                                                   const std::vector<std::complex<double>>& c,
+                                                   const GriddingParams& g);
+
+// F^H d by gridding: c_m = conj(phi_m) d_m.
+std::vector<std::complex<double>> gridding_fhd(const Problem& p, const GriddingParams& g);
+
+// Density compensation of the generated stack of spirals, analytic: the k-space volume each
+// sample stands for, |dk/dt| dt along its arm times the spacing of the arms kept (kmax /
+// (turns arms_kept)) times the plane spacing 1. Their sum is the sampled cylinder's volume.
+// UsageError for problems that are not a generated stack of spirals.
+std::vector<double> spiral_density(const Problem& p);
+
+// The gridding reconstruction: the image sum_m w_m d_m e^{i 2 pi k_m . x_n}, a Riemann sum of
+// the inverse Fourier transform of d = phi F: phi is the voxel box's transform, so the image is
+// the phantom averaged over each voxel's box, the true image of true_image().
+std::vector<std::complex<double>> gridding_recon(const Problem& p, const GriddingParams& g);
+
+}  // namespace mri

@@ -1,0 +1,142 @@
+// mri_recon: the image the F^H d and Q kernels exist for. --method ls solves
+// (F^H F + lambda W^H W) rho = F^H d by conjugate gradient (common/mri/recon.hpp), with F^H d
+// and Q from the steps named by --fhd-step and --q-step; --method gridding is the adjoint
+// NUFFT with density compensation (common/mri/gridding.hpp). Both are compared with the true
+// image, the phantom averaged over each voxel.
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+#include "cli.hpp"
+#include "error.hpp"
+#include "gridding.hpp"
+#include "metrics.hpp"
+#include "npy.hpp"
+#include "problem.hpp"
+#include "recon.hpp"
+#include "results.hpp"
+
+namespace {
+
+struct Options {
+  std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single";
+  std::string json_path, out, tag;
+  uint64_t seed = 1;
+  double noise = 0.01, lambda = 0.0, oversampling = 2.0;
+  int undersample = 2, iterations = 20, kernel_width = 4;
+  bool quiet = false;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  CLI::App app{"mri_recon: least-squares (CG, Toeplitz F^H F) or gridding reconstruction of the phantom problem"};
+  app.add_option("--size", o.size, "Problem: tiny, small or large")->check(CLI::IsMember({"tiny", "small", "large"}))->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the trajectory and the noise")->capture_default_str();
+  app.add_option("--noise", o.noise, "Complex Gaussian noise per sample (fraction of |d(0)|)")->check(core::FiniteRange(0, 10))->capture_default_str();
+  app.add_option("--undersample", o.undersample, "Keep every R-th spiral arm (R times the Nyquist spacing)")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--method", o.method, "ls (conjugate gradient) or gridding")->check(CLI::IsMember({"ls", "gridding"}))->capture_default_str();
+  app.add_option("--iterations", o.iterations, "CG iterations")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--lambda", o.lambda, "Weight of the finite-difference penalty lambda ||W rho||^2")->check(core::FiniteRange(0, 1e12))->capture_default_str();
+  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single")->capture_default_str();
+  app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single")->capture_default_str();
+  app.add_option("--kernel-width", o.kernel_width, "Gridding: Kaiser-Bessel kernel width W (grid cells)")->check(CLI::Range(2, 16))->capture_default_str();
+  app.add_option("--oversampling", o.oversampling, "Gridding: grid oversampling sigma")->check(core::FiniteRange(1.25, 4))->capture_default_str();
+  app.add_option("--json", o.json_path, "Append a results record (JSON line) to this file");
+  app.add_option("--out", o.out, "Write the image (complex64 .npy, z y x)");
+  app.add_option("--tag", o.tag, "Label of the results record");
+  app.add_flag("--quiet", o.quiet, "Print the summary only");
+  if (auto code = core::parse_command_line(app, argc, argv)) return *code;
+  if (!o.json_path.empty()) core::check_output_path("--json", o.json_path);
+  if (!o.out.empty()) core::check_output_path("--out", o.out);
+  // Unknown step names are bad usage before any work.
+  const mri::SumStep fhd_step = mri::sum_step(o.fhd_step, "--fhd-step");
+  const mri::SumStep q_step = mri::sum_step(o.q_step, "--q-step");
+  const mri::GriddingParams gp{o.kernel_width, o.oversampling};
+  if (o.method == "gridding") mri::kaiser_bessel_beta(gp.width, gp.oversampling);
+  if (o.size == "large" && o.method == "ls")
+    throw core::UsageError("--size large with --method ls computes Q on 128^3 voxels: the GPU scale, hours on a CPU. Use --size small.");
+
+  const mri::Problem p = mri::generate(o.size, o.seed, o.noise, 0, o.undersample);
+  const bool tty = isatty(fileno(stdout));
+  if (!o.quiet)
+    printf("mri_recon  method=%s  problem=%s (%zu samples x %zu voxels, noise %g, undersample %d)\n", o.method.c_str(),
+           p.name.c_str(), p.samples(), p.voxels(), o.noise, o.undersample);
+
+  double q_ms = 0, fhd_ms = 0, solver_ms = 0;
+  mri::cvec rho;
+  std::vector<double> residuals;
+  if (o.method == "ls") {
+    auto t0 = std::chrono::steady_clock::now();
+    const mri::cvec fhd = fhd_step(p, mri::Kernel::fhd);
+    fhd_ms = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const mri::cvec q = q_step(mri::toeplitz_problem(p), mri::Kernel::q);
+    q_ms = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const mri::Toeplitz fhf(p.grid, q);
+    const mri::CgResult cg = mri::conjugate_gradient(fhf, o.lambda, fhd, o.iterations, [&](int it, double rel) {
+      if (o.quiet) return;
+      if (tty) printf("\r  CG iteration %d/%d  relative residual %.3e", it, o.iterations, rel);
+      else printf("  CG iteration %d  relative residual %.3e\n", it, rel);
+      fflush(stdout);
+    });
+    if (tty && !o.quiet) printf("\n");
+    solver_ms = ms_since(t0);
+    // phi is the voxel box's transform scaled to 1 at k = 0, a box of height N (the voxel
+    // count) with d = phi F(k): rho comes out as density / N.
+    rho = cg.rho;
+    for (auto& v : rho) v *= double(p.voxels());
+    residuals = cg.residuals;
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    rho = mri::gridding_recon(p, gp);
+    fhd_ms = ms_since(t0);
+  }
+  const double total_ms = q_ms + fhd_ms + solver_ms;
+
+  const mri::cvec truth = mri::true_image(p);
+  const core::ErrorMetrics m = core::compare(truth, rho);
+  printf("  image   vs true phantom: relative error %.2f %%, PSNR %.2f dB\n", 100 * m.rel_l2, m.psnr_db);
+  printf("  time    Q %.1f ms, F^H d %.1f ms, solver %.1f ms, total %.1f ms\n", q_ms, fhd_ms, solver_ms, total_ms);
+  if (!residuals.empty()) printf("  CG      %zu iterations, final relative residual %.3e\n", residuals.size(), residuals.back());
+
+  if (!o.out.empty()) {
+    std::vector<std::complex<float>> img(rho.begin(), rho.end());
+    core::write_npy(o.out, {size_t(p.grid[2]), size_t(p.grid[1]), size_t(p.grid[0])}, img.data());
+  }
+  if (!o.json_path.empty()) {
+    core::json r = core::new_record("mri", "recon");
+    r["title"] = o.method == "ls" ? "least squares, conjugate gradient" : "gridding, Kaiser-Bessel";
+    r["kind"] = "cpu";
+    r["device"] = nullptr;
+    r["problem"] = {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}};
+    core::json params = {{"method", o.method}};
+    if (o.method == "ls")
+      params.update({{"iterations", o.iterations}, {"lambda", o.lambda}, {"fhd_step", o.fhd_step}, {"q_step", o.q_step}});
+    else
+      params.update({{"kernel_width", o.kernel_width}, {"oversampling", o.oversampling},
+                     {"grid", mri::oversampled_size(p.grid[0], o.oversampling)}, {"density", "analytic spiral"}});
+    r["params"] = params;
+    // One run: the medians are the run itself. kernel_ms is the image's own work (solver or gridding).
+    const auto one = [](double v) { return core::json{{"median", v}, {"runs", 1}}; };
+    r["timing"] = {{"kernel_ms", one(o.method == "ls" ? solver_ms : fhd_ms)}, {"total_ms", one(total_ms)},
+                   {"q_ms", q_ms}, {"fhd_ms", fhd_ms}, {"solver_ms", solver_ms}};
+    r["throughput"] = {{"value", 1e3 / total_ms}, {"unit", "images/s"}};
+    r["validation"] = {{"reference", "phantom"}, {"pass", m.finite}, {"psnr_db", m.psnr_db},
+                       {"rel_l2", m.rel_l2}, {"rel_error_pct", 100 * m.rel_l2}, {"max_abs", m.max_abs}};
+    if (!residuals.empty()) r["residuals"] = residuals;
+    if (!o.tag.empty()) r["tag"] = o.tag;
+    core::append_record(o.json_path, r);
+  }
+  return m.finite ? core::kOk : core::kValidationFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return core::exit_code_of(argv[0], [&] { return run(argc, argv); });
+}
