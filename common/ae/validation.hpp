@@ -33,7 +33,8 @@ struct TensorCheck {
 
 // Float and double may decide a ReLU or a max-pooling window differently when its margin is
 // within rounding (steps/ae/README.md, "Kinks"): for fp32 steps the reference lists the
-// decisions with margins below this (relative to the layer's RMS) and accepts either way for
+// decisions with margins below this (relative to |bias| + sum |weight x input|, the rounding
+// scale of the pre-activation) and accepts either way for
 // each. TF32 and BF16 steps flip so many that their thresholds include the effect instead.
 constexpr double kKinkTolerance = 1e-5;
 constexpr size_t kMaxKinks = 128;
