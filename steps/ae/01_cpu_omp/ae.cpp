@@ -175,8 +175,13 @@ class CpuOmp final : public Step {
       const float* images = p_->data->image(minibatch_start(t_, batch_, p_->images()));
       // One parallel region per training step: the flipped weights, the images, then the sum of
       // the threads' gradients and the update, each phase behind the barrier of its loop.
+      // The runtime may give a smaller team than asked (OMP_DYNAMIC, thread limits): only the
+      // workspaces of this step's team hold this step's gradients.
+      size_t team = 0;
 #pragma omp parallel num_threads(int(workspaces_.size()))
       {
+#pragma omp single
+        team = size_t(omp_get_num_threads());
         Workspace& ws = workspaces_[size_t(omp_get_thread_num())];
         flip_weights();
         std::fill(ws.gradient.begin(), ws.gradient.end(), 0.0f);
@@ -186,14 +191,14 @@ class CpuOmp final : public Step {
 #pragma omp for schedule(static)
         for (size_t j = 0; j < params_.size(); ++j) {
           float g = 0;
-          for (const Workspace& w : workspaces_) g += w.gradient[j];  // in thread order: reproducible
+          for (size_t w = 0; w < team; ++w) g += workspaces_[w].gradient[j];  // in thread order: reproducible
           gradient_[j] = g;
           velocity_[j] = momentum * velocity_[j] + g;
           params_[j] -= lr * velocity_[j];
         }
       }
       float error = 0;
-      for (const Workspace& w : workspaces_) error += w.error;
+      for (size_t w = 0; w < team; ++w) error += workspaces_[w].error;
       losses_.push_back(error / float(size_t(batch_) * image_size));
     }
   }
