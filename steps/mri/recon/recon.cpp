@@ -22,7 +22,7 @@ struct Options {
   std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single";
   std::string json_path, out, tag;
   uint64_t seed = 1;
-  double noise = 0.01, lambda = 0.0, oversampling = 2.0;
+  double noise = 0.001, lambda = 0.0, oversampling = 2.0;
   int undersample = 2, iterations = 20, kernel_width = 4;
   bool quiet = false;
 };
