@@ -94,7 +94,8 @@ std::string Problem::digest() const {
   return buf;
 }
 
-Problem load_folder(const std::string& dir) {
+// load_folder without the translation of a mistyped field into a usage error.
+static Problem read_folder(const std::string& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw core::UsageError("--input " + dir + ": not a problem folder (missing or not a directory)");
   const std::string meta_path = dir + "/meta.json";
@@ -156,6 +157,15 @@ Problem load_folder(const std::string& dir) {
     p.has_sky = !p.sky.sources.empty();
   }
   return p;
+}
+
+Problem load_folder(const std::string& dir) {
+  try {
+    return read_folder(dir);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type ("format": 3, "spectral_index": "x") is bad input, not a crash.
+    throw core::UsageError(dir + "/meta.json: a field has the wrong type (" + e.what() + ")");
+  }
 }
 
 void save_folder(const Problem& p, const std::string& dir) {

@@ -42,7 +42,7 @@ constexpr double kQuantizerRms = 2.5;  // levels, per real component
 
 // A few A-team-like sources at realistic relative fluxes (74 MHz values and spectral indices
 // after Baars et al. 1977, Cas A decayed to the present): Cyg A-like near the zenith, Cas A-like
-// low in the north-east, Tau A- and Vir A-like between. Their (l, m) are multiples of 1/32: pixel
+// low in the north-west, Tau A- and Vir A-like between. Their (l, m) are multiples of 1/32: pixel
 // centres of the 64 and 128 images at the default grid spacing. Plus 64 diffuse sources
 // (seeded) totalling 30 kJy at 74 MHz (about half of it seen through the taper) and receiver
 // noise of 20 kJy per stand and polarization.
