@@ -64,6 +64,14 @@ elif case == "truncated_parboil":
     data = open(path, "rb").read()
     open(path, "wb").write(data[:-7])
     args, want = ["--input-parboil", path, "--kernel", "q"], "truncated"
+elif case == "parboil_nan_kx":
+    # A NaN in kx, the file's first array: with --check too it is bad input (exit 2), never a
+    # run whose output is all NaN.
+    path = os.path.join(work, "tiny.bin")
+    data = bytearray(open(path, "rb").read())
+    data[8 + 4 * 5:8 + 4 * 6] = struct.pack("<f", float("nan"))
+    open(path, "wb").write(data)
+    args, want = ["--input-parboil", path, "--kernel", "q", "--check"], "tiny.bin: kx[5] is NaN"
 elif case == "parboil_has_no_data":
     args, want = ["--input-parboil", os.path.join(work, "tiny.bin"), "--kernel", "fhd"], "no k-space data"
 else:

@@ -287,6 +287,29 @@ TEST(Grid, PerturbedOrReorderedVoxelsAreNotAGrid) {
   std::filesystem::remove_all(dir);
 }
 
+// A NaN or Inf anywhere in a Parboil file is bad input naming the array, as in a folder: a step
+// would otherwise run and return NaN everywhere.
+TEST(Parboil, RejectsNanOrInfInEveryArray) {
+  const auto p = mri::generate("tiny", 6, 0.0);
+  const std::string path = temp_path("nan.bin");
+  const char* names[] = {"kx", "ky", "kz", "x", "y", "z", "phiR", "phiI"};  // the file's order
+  for (int a = 0; a < 8; ++a)
+    for (float bad : {std::nanf(""), INFINITY}) {
+      mri::Problem q = p;
+      std::vector<float>* arrays[] = {&q.kx, &q.ky, &q.kz, &q.x, &q.y, &q.z, &q.phiR, &q.phiI};
+      arrays[a]->back() = bad;
+      mri::save_parboil(q, path);
+      try {
+        mri::load_parboil(path);
+        ADD_FAILURE() << names[a] << " holding " << bad << " was accepted";
+      } catch (const core::UsageError& e) {
+        const std::string want = std::string(names[a]) + "[" + std::to_string(arrays[a]->size() - 1) + "] is " + (bad != bad ? "NaN" : "Inf");
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      }
+    }
+  std::remove(path.c_str());
+}
+
 TEST(Parboil, RejectsAbsurdCounts) {
   const std::string path = temp_path("absurd.bin");
   const int32_t header[2] = {-5, 100};
