@@ -78,13 +78,19 @@ class MriTrack final : public core::Track {
     out.pass = v.pass;
     out.record = core::validation_json(v.reference, v.metrics, v.pass);
     out.record["threshold"] = v.threshold;
-    char line[512];
-    snprintf(line, sizeof line, "  check   %s vs %s on %zu voxels: rel_l2 %.3g (limit %.3g), max_abs %.3g, PSNR %.1f dB%s\n",
+    if (!parboil)
+      out.record["kspace"] = {{"residual", v.kspace}, {"limit", v.kspace_limit}, {"sample", v.kspace_sample}, {"limits_of", v.limits}};
+    char line[640];
+    char kspace[160] = "";
+    if (!parboil)
+      snprintf(kspace, sizeof kspace, ", k-space residual %.3g (limit %.3g; limits of %s)", v.kspace, v.kspace_limit, v.limits.c_str());
+    snprintf(line, sizeof line, "  check   %s vs %s on %zu voxels: rel_l2 %.3g (limit %.3g)%s, max_abs %.3g, PSNR %.1f dB%s\n",
              v.pass ? "PASS" : "FAIL", v.reference.c_str(), v.metrics.count, v.metrics.rel_l2,
-             parboil ? 0.0 : v.threshold, v.metrics.max_abs, v.metrics.psnr_db,
+             parboil ? 0.0 : v.threshold, kspace, v.metrics.max_abs, v.metrics.psnr_db,
              parboil ? (", " + std::to_string(v.failures) + " components outside Parboil's tolerance").c_str() : "");
     out.summary = line;
-    snprintf(line, sizeof line, "rel_l2 %.3g", v.metrics.rel_l2);
+    if (parboil) snprintf(line, sizeof line, "rel_l2 %.3g", v.metrics.rel_l2);
+    else snprintf(line, sizeof line, "rel_l2 %.3g, k-space residual %.3g", v.metrics.rel_l2, v.kspace);
     out.failure = line;
     return out;
   }
