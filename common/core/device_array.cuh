@@ -41,4 +41,29 @@ class DeviceArray {
   size_t size_ = 0;
 };
 
+// Page-locked host memory, the host side of asynchronous copies: cudaMemcpyAsync reads it at
+// the link's full rate and overlaps it with kernels (pageable memory is staged and serialized).
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray() { cudaFreeHost(data_); }
+  void resize(size_t n) {
+    if (n == size_) return;
+    CUDA_CHECK(cudaFreeHost(data_));
+    data_ = nullptr;
+    size_ = 0;
+    if (n) CUDA_CHECK(cudaMallocHost(&data_, n * sizeof(T)));
+    size_ = n;
+  }
+  T* data() { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 }  // namespace core

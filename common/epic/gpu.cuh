@@ -39,31 +39,6 @@ inline const char* cufft_error_name(cufftResult r) {
                                  " (" + std::to_string(int(r_)) + ")");                         \
   } while (0)
 
-// Page-locked host memory: what the F-engine's capture writes into and what cudaMemcpyAsync
-// reads at the link's full rate.
-template <class T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() { cudaFreeHost(data_); }
-  void resize(size_t n) {
-    if (n == size_) return;
-    CUDA_CHECK(cudaFreeHost(data_));
-    data_ = nullptr;
-    size_ = 0;
-    if (n) CUDA_CHECK(cudaMallocHost(&data_, n * sizeof(T)));
-    size_ = n;
-  }
-  T* data() { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // The products as a kernel argument.
 struct ProductList {
   int count = 0;

@@ -284,7 +284,7 @@ class GpuPipeline final : public Step {
   Inputs in_{};
   Shape s_{};
   const uint8_t* host_source_ = nullptr;
-  PinnedBuffer<uint8_t> pinned_;
+  core::PinnedArray<uint8_t> pinned_;
   core::DeviceArray<uint8_t> volts_;
   core::DeviceArray<cufftComplex> grids_;
   core::DeviceArray<float> products_, image_, weight_x_, weight_y_, correction_;
