@@ -11,8 +11,10 @@ OUT=${OUT:-/tmp/stepwise-out}
 B=${BUILD:-/tmp/stepwise-build}
 export STEPWISE_BUILD=$B STEPWISE_NO_INSTALL=1
 mkdir -p "$OUT"
-phases=${*:-build test sanitize ladder}
+phases=" ${*:-build test sanitize ladder} "
+phases=${phases/ ladder / ladder-mri ladder-mc ladder-epic ladder-ae probe }
 has() { [[ " $phases " == *" $1 "* ]]; }
+JOBS=${JOBS:-8}  # sanitizer runs at a time (tiny problems: the GPU has room for several)
 for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/nvcc" ] && { export PATH="$d:$PATH"; break; }; done
 DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | tr 'A-Z' 'a-z')}
 DEVICE_TAG=${DEVICE_TAG:-gpu}
@@ -28,45 +30,89 @@ gpu_steps() {
 }
 
 if has build; then
-  { meson setup "$B" "$ROOT" >/dev/null && meson compile -C "$B"; } > "$OUT/build.log" 2>&1 \
+  { { [ -f "$B/build.ninja" ] || meson setup "$B" "$ROOT"; } && meson compile -C "$B"; } > "$OUT/build.log" 2>&1 \
     || { tail -50 "$OUT/build.log"; exit 1; }
   echo "build ok"
 fi
 
 if has test; then
-  meson test -C "$B" --no-rebuild --print-errorlogs > "$OUT/test.log" 2>&1
+  timeout "${TEST_TIMEOUT:-900}" meson test -C "$B" --no-rebuild --print-errorlogs > "$OUT/test.log" 2>&1
   grep -E "^ *[0-9]+/[0-9]+ .*(FAIL|SKIP|TIMEOUT)|^(Ok|Fail|Skipped|Expected Fail|Timeout):" "$OUT/test.log"
 fi
 
-if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels
+if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels; JOBS at a time
   log="$OUT/sanitize.log"
-  : > "$log"
+  work=$(mktemp -d)
   gpu_steps | while read -r track id; do
     kernels=(""); [ "$track" = mri ] && kernels=(fhd q)
     for k in "${kernels[@]}"; do
-      for tool in memcheck racecheck synccheck initcheck; do
-        echo "== $tool ${track}_$id ${k}" >> "$log"
-        timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 \
-          "$B/steps/$track/${track}_$id" --size tiny ${k:+--kernel $k} --repeat 1 --warmup 0 --check --quiet >> "$log" 2>&1
-        echo "$tool ${track}_$id ${k}: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
-      done
+      for tool in memcheck racecheck synccheck initcheck; do echo "$tool ${track}_$id $k"; done
+    done
+  done > "$work/jobs"
+  export B work
+  xargs -P "$JOBS" -L 1 bash -c '
+    tool=$0 prog=$1 k=${2:-}; track=${prog%%_*}; f="$work/$tool.$prog.$k.log"
+    timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
+    echo "$tool $prog $k: exit $? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | tail -1)" > "$f.summary"' < "$work/jobs"
+  : > "$log"
+  while read -r tool prog k; do
+    f="$work/$tool.$prog.$k.log"
+    echo "== $tool $prog $k" >> "$log"; cat "$f" >> "$log" 2>/dev/null
+    cat "$f.summary" 2>/dev/null || echo "$tool $prog $k: not run"
+  done < "$work/jobs" | tee -a "$log" | grep -v ": exit 0 " || true
+  echo "sanitize: $(grep -c ': exit 0 ' "$log") of $(wc -l < "$work/jobs") runs clean"
+  rm -rf "$work"
+fi
+
+for track in mri mc; do  # every step on small, the GPU steps on large too (mri 02 large: ~1 min a run)
+  has ladder-$track || continue
+  # The CPU steps once: they are the host's row, not the GPU's, and take seconds a run.
+  for id in $(cd "$ROOT/steps/$track" && ls -d [0-9][0-9]_*/ | tr -d /); do
+    runs="--repeat 3"; ls "$ROOT/steps/$track/$id/"*.cu >/dev/null 2>&1 || runs="--repeat 1 --warmup 0"
+    kernels=(""); [ "$track" = mri ] && kernels=(fhd q)
+    for k in "${kernels[@]}"; do
+      "$B/steps/$track/${track}_$id" --size small ${k:+--kernel $k} $runs --check --quiet \
+        --json "$OUT/$track-$DEVICE_TAG.jsonl" || echo "FAILED ${track}_$id small $k"
+    done
+  done
+  gpu_steps | while read -r t id; do
+    [ "$t" = "$track" ] || continue
+    # Steps whose large run takes over 5 s (mri 02, 05, 06) run once: a warm-up adds nothing there.
+    runs="--repeat 3"
+    case $t/$id in mri/02_*|mri/05_*|mri/06_*) runs="--repeat 1 --warmup 0" ;; esac
+    kernels=(""); [ "$t" = mri ] && kernels=(fhd q)
+    for k in "${kernels[@]}"; do
+      "$B/steps/$t/${t}_$id" --size large ${k:+--kernel $k} $runs --check --quiet \
+        --json "$OUT/$track-$DEVICE_TAG.jsonl" || echo "FAILED ${t}_$id large $k"
+    done
+  done
+done
+
+if has ladder-epic; then  # small and large, the CPU imager once a size
+  for size in small large; do
+    for id in 00_cpu 01_gpu_pipeline; do
+      runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
+      "$B/steps/epic/epic_$id" --size $size $runs --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
+        || echo "FAILED epic_$id $size"
     done
   done
 fi
 
-if has ladder; then  # every step on small, the GPU steps on large too (mri 02 large: ~1 min a run)
-  for track in mri mc; do
-    "$ROOT/stepwise" bench "$track" --size small --json "$OUT/$track-$DEVICE_TAG.jsonl" -- --quiet --repeat 3
-    gpu_steps | while read -r t id; do
-      [ "$t" = "$track" ] || continue
-      runs="--repeat 3"; [ "$t/$id" = mri/02_scatter_atomic ] && runs="--repeat 1 --warmup 0"
-      kernels=(""); [ "$t" = mri ] && kernels=(fhd q)
-      for k in "${kernels[@]}"; do
-        "$B/steps/$t/${t}_$id" --size large ${k:+--kernel $k} $runs --check --quiet \
-          --json "$OUT/$track-$DEVICE_TAG.jsonl" || echo "FAILED ${t}_$id large $k"
-      done
-    done
+if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a 50,000-image epoch, batch 64 and 256
+  for id in 00_cpu 01_cpu_omp 02_gpu_basic; do
+    runs="--repeat 3"; [ "$id" != 02_gpu_basic ] && runs="--repeat 1 --warmup 0"
+    "$B/steps/ae/ae_$id" --size small $runs --check --quiet --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id small"
   done
+  for batch in 64 256; do
+    timeout "${AE_TIMEOUT:-240}" "$B/steps/ae/ae_02_gpu_basic" --size large --batch $batch --repeat 1 --warmup 0 --check --quiet \
+      --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_02_gpu_basic large batch $batch"
+  done
+  PYTHONUNBUFFERED=1 timeout "${AE_TIMEOUT:-240}" python3 "$ROOT/steps/ae/pytorch/peer.py" --json "$OUT/ae-$DEVICE_TAG.jsonl" \
+    > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
+fi
+
+if has probe; then
   "$B/probe/stepwise_probe" --json "$OUT/probe-$DEVICE_TAG.jsonl" --quiet
 fi
 
