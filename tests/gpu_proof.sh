@@ -46,7 +46,7 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
   gpu_steps | while read -r track id; do
     kernels=(""); [ "$track" = mri ] && kernels=(fhd q)
     for k in "${kernels[@]}"; do
-      for tool in memcheck racecheck synccheck initcheck; do echo "$tool ${track}_$id $k"; done
+      for tool in memcheck racecheck synccheck initcheck; do echo "$tool ${track}_$id${k:+ $k}"; done
     done
   done > "$work/jobs"
   export B work
