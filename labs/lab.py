@@ -176,7 +176,10 @@ def cmd_check(root, build, lab_id, lab, source):
         if lab.get("memcheck_flags") and sanitizer:
             flags = lab["memcheck_flags"]
             say(f"lab {lab_id}: memory check: {' '.join(flags)}")
-            p = run([sanitizer, "--tool", "memcheck", "--error-exitcode", "1", exe, *flags, "--quiet"])
+            # --padding puts unowned bytes after every allocation: without it a write just past one
+            # array lands in the next (cudaMalloc packs small arrays back to back), which memcheck
+            # counts as a valid access.
+            p = run([sanitizer, "--tool", "memcheck", "--padding", "4096", "--error-exitcode", "1", exe, *flags, "--quiet"])
             if p.returncode == NO_GPU:
                 no_gpu(lab_id)
             if p.returncode != 0:

@@ -62,7 +62,9 @@ std::shared_ptr<const ImageSet> read_images(const Options& o, const core::CoreOp
     if (o.images > kMaxSyntheticImages)
       throw core::UsageError("--images " + std::to_string(o.images) + ": at most " + std::to_string(kMaxSyntheticImages) +
                              " synthetic images");
-    return std::make_shared<ImageSet>(synthetic_images(int(limit), pre.model.channels, pre.model.height, pre.model.width, core.seed));
+    // Synthetic images have no "whole set": large's limit of 0 means its preset's 50,000.
+    const int count = limit ? int(limit) : pre.images;
+    return std::make_shared<ImageSet>(synthetic_images(count, pre.model.channels, pre.model.height, pre.model.width, core.seed));
   }
   ImageSet set = !o.cifar_dir.empty() ? read_cifar10(cifar10_files(o.cifar_dir, o.split), limit)
                                       : read_idx_images(fashion_mnist_file(o.idx_dir, o.split), limit);
