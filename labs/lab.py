@@ -130,6 +130,15 @@ def grade_of(scale, ratio):
     return scale[-1][1]
 
 
+def first_errors(report, keep=4000):
+    """The start of a compute-sanitizer report and its summary line: the first error names the
+    student's line; what follows it is mostly the teardown failing after the broken launch."""
+    if len(report) <= keep:
+        return report
+    summary = [l for l in report.splitlines() if "ERROR SUMMARY" in l]
+    return report[:keep] + "\n=========   ... (cut)\n" + "\n".join(summary[-1:])
+
+
 def fail(why, detail=""):
     if detail:
         sys.stderr.write(detail if detail.endswith("\n") else detail + "\n")
@@ -184,7 +193,7 @@ def cmd_check(root, build, lab_id, lab, source):
                 no_gpu(lab_id)
             if p.returncode != 0:
                 fail(f"compute-sanitizer memcheck with {' '.join(flags)} (exit {p.returncode})",
-                     p.stdout[-4000:] + p.stderr[-4000:])
+                     first_errors(p.stdout + p.stderr))
         elif lab.get("memcheck_flags"):
             say(f"lab {lab_id}: compute-sanitizer not found: memory check not run")
 
