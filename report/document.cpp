@@ -68,7 +68,8 @@ std::string sources_line(const std::vector<const Record*>& rows) {
     const auto key = std::make_pair(r->where(), r->commit());
     auto [it, inserted] = sources.emplace(key, Source{});
     if (inserted) order.push_back(key);
-    it->second.steps.push_back(short_step(r->step()));
+    const std::string step = short_step(r->step());  // a peer's modes share one name
+    if (it->second.steps.empty() || it->second.steps.back() != step) it->second.steps.push_back(step);
     const std::string d = date_of(r->time());
     if (!d.empty()) {
       if (it->second.first_date.empty() || d < it->second.first_date) it->second.first_date = d;
@@ -249,7 +250,7 @@ class Writer {
     std::vector<Bar> bars;
     for (const Record* r : l.rows) {
       const bool ladder_step = numbered(r->step());
-      std::vector<std::string> row = {"`" + r->step() + "`"};
+      std::vector<std::string> row = {"`" + r->row_name() + "`"};
       if (any_title) row.push_back(title_of(*r));
       const double cumulative = speedup(first, *r);
       row.insert(row.end(), {fmt_ms(r->time_ms()), fmt_ms(r->total_ms()),
@@ -265,7 +266,7 @@ class Writer {
       }
       md_ << table_row(row);
       if (ladder_step) previous = r;
-      bars.push_back({r->step(), cumulative, r->gpu()});
+      bars.push_back({r->row_name(), cumulative, r->gpu()});
     }
     md_ << "\n";
     sampled_validation_note(l.rows);

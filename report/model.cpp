@@ -15,6 +15,8 @@ const std::vector<Track>& known_tracks() {
        "sfu_per_s", 2, "pairs/s",
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
       {"mc", "Monte Carlo photon transport (tiny_mc)", "", "", 1, "", ""},
+      // A training step's rate depends on the minibatch: one table per batch size.
+      {"ae", "Training the CIFAR-10 convolutional autoencoder", "batch", "", 1, "", ""},
   };
   return tracks;
 }
@@ -52,7 +54,7 @@ void keep_newest(std::map<std::string, const Record*>& newest, const std::string
 bool row_before(const Record* a, const Record* b) {
   const bool na = numbered(a->step()), nb = numbered(b->step());
   if (na != nb) return na;
-  return a->step() < b->step();
+  return a->row_name() < b->row_name();
 }
 
 }  // namespace
@@ -154,9 +156,19 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
     std::vector<std::string> devices(gpus.begin(), gpus.end());
     if (devices.empty()) devices.push_back("");
     for (const std::string& device : devices) {
+      // A CPU row carries no GPU name; the one measured on this GPU's host is the one in the same
+      // results file (mri-h100.jsonl holds the H100 host's CPU rows). Rows of other files join
+      // only where that file has none.
+      std::set<std::string> files;
+      for (const Record* r : family)
+        if (r->gpu() && r->device_name() == device) files.insert(r->file);
+      bool local_cpu = false;
+      for (const Record* r : family)
+        if (!r->gpu() && files.count(r->file)) local_cpu = true;
       std::map<std::string, const Record*> newest;
       for (const Record* r : family)
-        if (!r->gpu() || r->device_name() == device) keep_newest(newest, r->step(), *r);
+        if (r->gpu() ? r->device_name() == device : (!local_cpu || files.count(r->file)))
+          keep_newest(newest, r->row_name(), *r);
       Ladder l{track, key.first, key.second, device, {}};
       for (const auto& n : newest) l.rows.push_back(n.second);
       std::sort(l.rows.begin(), l.rows.end(), row_before);

@@ -22,6 +22,11 @@ std::string Record::commit() const {
   return c != data.end() && c->is_string() ? c->get<std::string>() : "unknown";
 }
 
+std::string Record::row_name() const {
+  const auto mode = text_at(data, "params.mode");
+  return mode ? step() + " " + *mode : step();
+}
+
 bool Record::gpu() const { return data.value("kind", "") == "gpu"; }
 
 std::string Record::device_name() const {

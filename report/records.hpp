@@ -19,6 +19,8 @@ struct Record {
 
   std::string track() const { return data["track"]; }
   std::string step() const { return data["step"]; }
+  // A ladder row's name: the step, and a peer's mode where it has several ("pytorch tf32_cl").
+  std::string row_name() const;
   std::string tag() const { return data.value("tag", ""); }
   std::string time() const;        // ISO-8601 of the run, "" when absent
   std::string commit() const;      // "unknown" when absent

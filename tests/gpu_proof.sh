@@ -5,6 +5,9 @@
 # go to $OUT, named after the GPU (mri-h200.jsonl, ...). Phases are the arguments:
 #   build test sanitize ladder remeasure mc-sizes mc-tune mc-profile      (default: the first four)
 # Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
+# A copy whose .git is not the checkout's names its commit in .stepwise-commit (git-ignored:
+# send it with the tree, e.g. `git rev-parse --short HEAD > .stepwise-commit`), or the records
+# say what that other .git describes.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/stepwise-out}

@@ -10,6 +10,7 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py interrupted EXE FIXTURES  a cut-off last line of --extra is skipped with a warning
   check_report.py committed EXE ROOT       report/REPORT.md and report/figures match report/results
 """
+import json
 import os
 import re
 import shutil
@@ -275,10 +276,37 @@ def mode_interrupted(exe, fixtures):
         shutil.rmtree(tmp)
 
 
+def mode_hosts(exe, fixtures):
+    """A CPU row names no GPU: each GPU's table takes the CPU rows of its own results file, even
+    when another GPU host's CPU row is newer; a peer's modes are separate rows of one table."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        cpu, gpu = [json.loads(l) for l in f if l.strip()][:2]
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        for tag, gpu_name, cpu_ms, when in [("a", "GPU A", 100.0, "2026-01-01T00:00:00Z"),
+                                            ("b", "GPU B", 400.0, "2026-01-02T00:00:00Z")]:
+            c = json.loads(json.dumps(cpu)); g = json.loads(json.dumps(gpu))
+            c["timing"]["kernel_ms"]["median"] = cpu_ms; c["time"] = g["time"] = when
+            g["device"]["name"] = gpu_name
+            peers = []
+            for mode, ms in [("fp32", 2.0), ("tf32_cl", 1.0)]:
+                r = json.loads(json.dumps(g)); r["step"] = "peer"; r["params"] = {"mode": mode}
+                r["timing"]["kernel_ms"]["median"] = ms; peers.append(r)
+            with open(os.path.join(results, f"mc-{tag}.jsonl"), "w") as f:
+                for r in [c, g, *peers]:
+                    f.write(json.dumps(r) + "\n")
+        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
+        for gpu_name, cpu_ms in [("GPU A", "100.0"), ("GPU B", "400.0")]:
+            table = section(md, f"### problem small, {gpu_name}")
+            check(row(table, "00_cpu")[2:3] == [cpu_ms], f"{gpu_name}'s table has its own host's CPU row ({cpu_ms} ms)")
+            check(row(table, "peer fp32") and row(table, "peer tf32_cl"), f"{gpu_name}'s table has both peer modes")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
-     "interrupted": mode_interrupted,
+     "interrupted": mode_interrupted, "hosts": mode_hosts,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)
