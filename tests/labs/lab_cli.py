@@ -40,8 +40,13 @@ before = tracked_state()
 with tempfile.TemporaryDirectory() as tmp:
     for lab in labs:
         meta = json.load(open(os.path.join(root, "labs", lab, "lab.json")))
-        for key in ("title", "track", "gpu", "reference_step", "source", "check_flags", "time_flags", "grade"):
+        for key in ("title", "track", "gpu", "source", "check_flags", "grade"):
             expect(key in meta, f"{lab}/lab.json has no '{key}'")
+        # What the student's file is built like, and what decides the grade.
+        expect("reference_step" in meta or "reference_target" in meta,
+               f"{lab}/lab.json names neither a reference_step nor a reference_target")
+        expect("time_flags" in meta or meta.get("grade_by") == "agreement",
+               f"{lab}/lab.json has no time_flags (and is not graded by agreement)")
         skeleton = os.path.join(root, "labs", lab, meta["source"])
         dest = os.path.join(tmp, lab)
         p = run("lab", lab, "start", dest)
