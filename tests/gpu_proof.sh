@@ -101,7 +101,7 @@ done
 
 if has ladder-epic; then  # small and large, the CPU imager once a size
   for size in small large; do
-    for id in 00_cpu 01_gpu_pipeline; do
+    for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
       runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
       "$B/steps/epic/epic_$id" --size $size $runs --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
         || echo "FAILED epic_$id $size"
@@ -110,7 +110,7 @@ if has ladder-epic; then  # small and large, the CPU imager once a size
 fi
 
 if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a 50,000-image epoch, batch 64 and 256
-  for id in 00_cpu 01_cpu_omp 02_gpu_basic; do
+  for id in $(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /); do
     runs="--repeat 3"; [ "$id" != 02_gpu_basic ] && runs="--repeat 1 --warmup 0"
     "$B/steps/ae/ae_$id" --size small $runs --check --quiet --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id small"
   done

@@ -1,0 +1,339 @@
+// epic 02_gpu_batched: 01's pipeline without the passes that only move memory. Per gulp:
+//   copy      the gulp's voltage bytes, pinned host memory -> device, on a second stream: the
+//             next gulp's copy runs while this gulp computes (two device buffers)
+//   grid      one thread per (sample, channel, pol, cell): the sum over the stands whose
+//             support covers the cell (per-channel lists made once in load()), written once.
+//             Every cell is assigned, so no memset and no atomics
+//   fft       one batched cuFFT plan for the whole gulp, inverse, in place
+//   multiply  one thread per (channel, pixel): the products of every sample of the gulp summed
+//             in registers and added to the image in place (the first gulp assigns): no
+//             per-sample products and no reduce pass
+// and once per run, after the last gulp, `finish` as in 01. The autocorrelations are summed
+// per stand as in 01, the first gulp assigning.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "device_array.cuh"
+#include "gpu.cuh"
+#include "portable.hpp"
+#include "step.hpp"
+#include "voltage.hpp"
+
+namespace epic {
+namespace {
+
+struct Shape {
+  int n, support, stands, channels, pols, planes;
+};
+
+// A cell's value is the weighted sum of the voltages of the stands that touch it: cell_start
+// (channel, cell) indexes that cell's (stand, weight) entries, in stand order.
+__global__ void grid_cells(Shape s, int samples, const uint8_t* __restrict__ volts, const int32_t* __restrict__ cell_start,
+                           const int32_t* __restrict__ cell_stand, const float* __restrict__ cell_weight, cufftComplex* grids) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (sample, channel, pol, cell): the grids' order
+  if (i >= size_t(samples) * s.channels * s.pols * nn) return;
+  const size_t cell = i % nn, tcp = i / nn;
+  const int p = int(tcp % s.pols);
+  const size_t tc = tcp / s.pols;  // sample * channels + channel
+  const int c = int(tc % s.channels);
+  const uint8_t* bytes = volts + tc * s.stands * s.pols + p;  // stand a's byte at a * pols
+  const size_t list = size_t(c) * nn + cell;
+  float re = 0, im = 0;
+  for (int e = cell_start[list]; e < cell_start[list + 1]; ++e) {
+    const uint8_t b = bytes[size_t(cell_stand[e]) * s.pols];
+    re += cell_weight[e] * float(nibble_re(b));
+    im += cell_weight[e] * float(nibble_im(b));
+  }
+  grids[i] = make_cuFloatComplex(re, im);
+}
+
+// Each stand's autocorrelations over the batch, exact in integers: xx, yy, Re and Im of x conj(y).
+__global__ void accumulate_autos(Shape s, int batch, bool assign, const uint8_t* __restrict__ volts, int4* autos) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // (channel, stand)
+  if (i >= s.channels * s.stands) return;
+  int4 sum = assign ? make_int4(0, 0, 0, 0) : autos[i];  // the first gulp assigns: no memset
+  for (int t = 0; t < batch; ++t) {
+    const uint8_t* b = volts + (size_t(t) * s.channels * s.stands + i) * s.pols;
+    const int xr = nibble_re(b[0]), xi = nibble_im(b[0]);
+    sum.x += xr * xr + xi * xi;
+    if (s.pols > 1) {
+      const int yr = nibble_re(b[1]), yi = nibble_im(b[1]);
+      sum.y += yr * yr + yi * yi;
+      sum.z += xr * yr + xi * yi;
+      sum.w += xi * yr - xr * yi;
+    }
+  }
+  autos[i] = sum;
+}
+
+__global__ void multiply_accumulate(Shape s, int samples, ProductList pl, bool assign, const cufftComplex* __restrict__ fields,
+                                    float* image) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (channel, pixel)
+  if (i >= size_t(s.channels) * nn) return;
+  const size_t px = i % nn;
+  const int c = int(i / nn);
+  const int jx = int(px % s.n), jy = int(px / s.n), half = s.n / 2, mask = s.n - 1;
+  const size_t dst = size_t((jy + half) & mask) * s.n + ((jx + half) & mask);  // zenith to the centre
+  float acc[7] = {0, 0, 0, 0, 0, 0, 0};  // at most 7 planes: XX, YY, XY* (2), YX* (2), I
+  for (int t = 0; t < samples; ++t) {
+    const size_t tc = size_t(t) * s.channels + c;
+    const cufftComplex fx = fields[tc * s.pols * nn + px];
+    const cufftComplex fy = s.pols > 1 ? fields[(tc * s.pols + 1) * nn + px] : fx;
+    for (int k = 0; k < pl.count; ++k) {
+      float* o = acc + pl.plane[k];
+      switch (Product(pl.kind[k])) {
+        case Product::XX: o[0] += fx.x * fx.x + fx.y * fx.y; break;
+        case Product::YY: o[0] += fy.x * fy.x + fy.y * fy.y; break;
+        case Product::I: o[0] += fx.x * fx.x + fx.y * fx.y + fy.x * fy.x + fy.y * fy.y; break;
+        case Product::XY:  // F_X conj(F_Y)
+          o[0] += fx.x * fy.x + fx.y * fy.y;
+          o[1] += fx.y * fy.x - fx.x * fy.y;
+          break;
+        case Product::YX:  // F_Y conj(F_X)
+          o[0] += fx.x * fy.x + fx.y * fy.y;
+          o[1] += fx.x * fy.y - fx.y * fy.x;
+          break;
+      }
+    }
+  }
+  for (int q = 0; q < s.planes; ++q) {
+    float& v = image[(size_t(q) * s.channels + c) * nn + dst];
+    v = assign ? acc[q] : v + acc[q];
+  }
+}
+
+// After the last gulp: image -= sum_a P_a |X_a(l)|^2 |Y_a(m)|^2 (with --no-autos), then the grid
+// correction. |X_a(l)|^2 = |sum_s w_s exp(2 pi i s (l - N/2) / N)|^2 needs only the weights.
+__global__ void finish_image(Shape s, ProductList pl, bool remove_autos, const int4* __restrict__ autos,
+                             const float* __restrict__ weight_x, const float* __restrict__ weight_y,
+                             const float* __restrict__ correction, float* image) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (channel, pixel)
+  if (i >= size_t(s.channels) * nn) return;
+  const int c = int(i / nn);
+  const int l = int(i % nn % s.n), m = int(i % nn / s.n);
+  float sub[7] = {0, 0, 0, 0, 0, 0, 0};  // at most 7 planes: XX, YY, XY* (2), YX* (2), I
+  if (remove_autos) {
+    float sl, cl, sm, cm;
+    for (int a = 0; a < s.stands; ++a) {
+      const size_t plan = size_t(c) * s.stands + a;
+      float xr = 0, xi = 0, yr = 0, yi = 0;
+      for (int k = 0; k < s.support; ++k) {
+        sincospif(2.0f * float(k * (l - s.n / 2)) / float(s.n), &sl, &cl);
+        sincospif(2.0f * float(k * (m - s.n / 2)) / float(s.n), &sm, &cm);
+        xr += weight_x[plan * s.support + k] * cl, xi += weight_x[plan * s.support + k] * sl;
+        yr += weight_y[plan * s.support + k] * cm, yi += weight_y[plan * s.support + k] * sm;
+      }
+      const float beam = (xr * xr + xi * xi) * (yr * yr + yi * yi);
+      const int4 p = autos[plan];
+      for (int k = 0; k < pl.count; ++k) {
+        float* o = sub + pl.plane[k];
+        switch (Product(pl.kind[k])) {
+          case Product::XX: o[0] += float(p.x) * beam; break;
+          case Product::YY: o[0] += float(p.y) * beam; break;
+          case Product::I: o[0] += float(p.x + p.y) * beam; break;
+          case Product::XY: o[0] += float(p.z) * beam, o[1] += float(p.w) * beam; break;
+          case Product::YX: o[0] += float(p.z) * beam, o[1] -= float(p.w) * beam; break;
+        }
+      }
+    }
+  }
+  const float g = correction[m] * correction[l];
+  for (int q = 0; q < s.planes; ++q) {
+    float& v = image[(size_t(q) * s.channels + c) * nn + i % nn];
+    v = (v - sub[q]) * g;
+  }
+}
+
+int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }
+
+class GpuBatched final : public Step {
+ public:
+  explicit GpuBatched(long threads) : threads_(int(threads)) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));  // not synchronized with stream 0
+    for (int k = 0; k < 2; ++k) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
+    }
+  }
+  ~GpuBatched() override {
+    if (plan_) cufftDestroy(plan_);
+    for (int k = 0; k < 2; ++k) {
+      cudaEventDestroy(copied_[k]);
+      cudaEventDestroy(consumed_[k]);
+    }
+    cudaStreamDestroy(copy_stream_);
+  }
+
+  void load(const Inputs& in) override {
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    const size_t nn = size_t(in.image_size) * in.image_size;
+    const size_t gulp_bytes = size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp;
+    const long long transforms = 1LL * in.samples_per_gulp * in.channels * in.pols;
+    if (plan_samples_ != in.samples_per_gulp || plan_n_ != in.image_size) {
+      if (plan_) CUFFT_CHECK(cufftDestroy(plan_));
+      plan_ = 0;
+      grids_.resize(0);
+      // One plan for the whole gulp (64-bit sizes: a gulp of 128 x 128 grids passes 2^31
+      // elements). Will the grids, the plan's work area and two gulps of voltages fit?
+      CUFFT_CHECK(cufftCreate(&plan_));
+      CUFFT_CHECK(cufftSetAutoAllocation(plan_, 0));
+      long long dims[2] = {in.image_size, in.image_size};
+      size_t work = 0;
+      CUFFT_CHECK(cufftMakePlanMany64(plan_, 2, dims, nullptr, 1, (long long)nn, nullptr, 1, (long long)nn, CUFFT_C2C,
+                                      transforms, &work));
+      const size_t need = transforms * nn * sizeof(cufftComplex) + work + 2 * gulp_bytes;
+      size_t free = 0, total = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (need > free / 10 * 9)
+        throw core::UsageError("a gulp of " + std::to_string(in.samples_per_gulp) + " samples needs " + std::to_string(need >> 20) +
+                               " MiB of device memory for its grids, the FFT's work area and the voltages; " +
+                               std::to_string(free >> 20) + " MiB are free: use fewer --samples or --channels");
+      work_.resize(work);
+      CUFFT_CHECK(cufftSetWorkArea(plan_, work_.data()));
+      plan_samples_ = in.samples_per_gulp;
+      plan_n_ = in.image_size;
+    }
+    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
+      pinned_.resize(gulp_bytes * in.gulps);
+      std::memcpy(pinned_.data(), in.voltages, gulp_bytes * in.gulps);
+      host_source_ = in.voltages;
+    }
+    for (auto& v : volts_) v.resize(gulp_bytes);
+    grids_.resize(size_t(transforms) * nn);
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
+    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+    upload_cell_lists(in);
+  }
+
+  void compute() override {
+    timer_.reset();
+    const size_t nn = size_t(in_.image_size) * in_.image_size;
+    const ProductList pl = product_list(in_);
+    const int samples = in_.samples_per_gulp;
+    copy_gulp(0);
+    for (int g = 0; g < in_.gulps; ++g) {
+      if (g + 1 < in_.gulps) copy_gulp(g + 1);  // overlaps this gulp's work
+      const int k = g % 2;
+      CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+      timer_.begin("grid");
+      grid_cells<<<blocks(size_t(samples) * in_.channels * in_.pols * nn, threads_), threads_>>>(
+          s_, samples, volts_[k].data(), cell_start_.data(), cell_stand_.data(), cell_weight_.data(), grids_.data());
+      CUDA_CHECK_LAUNCH();
+      if (in_.remove_autos) {
+        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, threads_), threads_>>>(s_, samples, g == 0, volts_[k].data(),
+                                                                                           autos_.data());
+        CUDA_CHECK_LAUNCH();
+      }
+      CUDA_CHECK(cudaEventRecord(consumed_[k]));  // buffer k may take gulp g + 2
+      timer_.end();
+      timer_.begin("fft");
+      CUFFT_CHECK(cufftExecC2C(plan_, grids_.data(), grids_.data(), CUFFT_INVERSE));
+      timer_.end();
+      timer_.begin("multiply");
+      multiply_accumulate<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, samples, pl, g == 0, grids_.data(),
+                                                                                     image_.data());
+      CUDA_CHECK_LAUNCH();
+      timer_.end();
+    }
+    timer_.begin("finish");
+    finish_image<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
+                                                                             weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+
+  void describe(nlohmann::json& params) const override {
+    params["batch"] = in_.samples_per_gulp;  // one plan per gulp
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;  // copy runs beside the others
+  }
+
+ private:
+  // Gulp g's bytes into device buffer g % 2 on the copy stream, once the grid kernel that
+  // last read that buffer (gulp g - 2) has run.
+  void copy_gulp(int g) {
+    const int k = g % 2;
+    const size_t bytes = volts_[k].size();
+    timer_.begin("copy", copy_stream_);
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
+    CUDA_CHECK(cudaMemcpyAsync(volts_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
+    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
+    timer_.end();
+  }
+
+  // For each (channel, cell), the stands whose S x S support covers it and their weights, in
+  // stand order (compressed rows: cell_start has channels * N * N + 1 entries).
+  void upload_cell_lists(const Inputs& in) {
+    const int n = in.image_size, mask = n - 1, S = in.support;
+    const size_t nn = size_t(n) * n, lists = size_t(in.channels) * nn;
+    std::vector<int32_t> start(lists + 1, 0);
+    auto cell_of = [&](int c, int a, int iy, int ix) {
+      const size_t plan = size_t(c) * in.stands + a;
+      return size_t(c) * nn + size_t((in.cell_y[plan] + iy) & mask) * n + ((in.cell_x[plan] + ix) & mask);
+    };
+    for (int c = 0; c < in.channels; ++c)
+      for (int a = 0; a < in.stands; ++a)
+        for (int iy = 0; iy < S; ++iy)
+          for (int ix = 0; ix < S; ++ix) ++start[cell_of(c, a, iy, ix) + 1];
+    for (size_t l = 0; l < lists; ++l) start[l + 1] += start[l];
+    std::vector<int32_t> stand(start[lists]), fill(start.begin(), start.end() - 1);
+    std::vector<float> weight(start[lists]);
+    for (int c = 0; c < in.channels; ++c)
+      for (int a = 0; a < in.stands; ++a)
+        for (int iy = 0; iy < S; ++iy)
+          for (int ix = 0; ix < S; ++ix) {
+            const size_t plan = size_t(c) * in.stands + a;
+            const int32_t e = fill[cell_of(c, a, iy, ix)]++;
+            stand[e] = a;
+            weight[e] = in.weight_y[plan * S + iy] * in.weight_x[plan * S + ix];
+          }
+    cell_start_.upload(start.data(), start.size());
+    cell_stand_.upload(stand.data(), stand.size());
+    cell_weight_.upload(weight.data(), weight.size());
+  }
+
+  int threads_;
+  Inputs in_{};
+  Shape s_{};
+  cufftHandle plan_ = 0;
+  int plan_samples_ = 0, plan_n_ = 0;
+  cudaStream_t copy_stream_{};
+  cudaEvent_t copied_[2]{}, consumed_[2]{};
+  const uint8_t* host_source_ = nullptr;
+  core::PinnedArray<uint8_t> pinned_;
+  core::DeviceArray<uint8_t> volts_[2], work_;
+  core::DeviceArray<cufftComplex> grids_;
+  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_, cell_weight_;
+  core::DeviceArray<int32_t> cell_start_, cell_stand_;
+  core::DeviceArray<int4> autos_;
+  PhaseTimer timer_;
+  std::map<std::string, double> phase_ms_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"02_gpu_batched", "GPU, passes cut: cells assigned once, one FFT plan a gulp, products summed in place, copies overlapped",
+          true, Accuracy::fp32, {{"threads", 256, 32, 1024, "Threads per block of every kernel"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<GpuBatched>(core::tunable(t, "threads")); }
+
+}  // namespace epic
