@@ -279,6 +279,76 @@ class Writer {
     figures_.push_back(speedup_bars(name, l.track + " " + heading, first.step(), bars));
     md_ << "![cumulative speedup, " << heading << "](figures/" << name << ".png)\n\n";
     heat_profile_of(l, heading);
+    phase_breakdown_of(l);
+    loss_curves_of(l, heading);
+  }
+
+  // Rows that time their phases (params.phase_ms_per_gulp, epic's GPU steps): one table, a
+  // column per phase, in the order the phases run.
+  void phase_breakdown_of(const Ladder& l) {
+    static const std::vector<std::string> order = {"copy", "memset", "grid", "fft", "multiply", "reduce", "finish"};
+    std::vector<const Record*> rows;
+    std::vector<std::string> phases;
+    for (const Record* r : l.rows) {
+      const json* p = find_path(r->data, "params.phase_ms_per_gulp");
+      if (!p || !p->is_object()) continue;
+      rows.push_back(r);
+      for (const auto& item : p->items())
+        if (std::find(phases.begin(), phases.end(), item.key()) == phases.end()) phases.push_back(item.key());
+    }
+    if (rows.empty()) return;
+    auto rank = [&](const std::string& ph) { return std::find(order.begin(), order.end(), ph) - order.begin(); };
+    std::stable_sort(phases.begin(), phases.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    md_ << "Time per phase (ms per gulp, CUDA events around each phase; a phase on a stream of its own "
+           "overlaps the others, so the sum can exceed the time measured):\n\n| step |";
+    for (const auto& ph : phases) md_ << " " << ph << " |";
+    md_ << " sum | measured per gulp |\n|---|";
+    for (size_t i = 0; i <= phases.size() + 1; ++i) md_ << "---:|";
+    md_ << "\n";
+    for (const Record* r : rows) {
+      const json& p = *find_path(r->data, "params.phase_ms_per_gulp");
+      double sum = 0;
+      md_ << "| `" << r->row_name() << "` |";
+      for (const auto& ph : phases) {
+        if (p.contains(ph) && p[ph].is_number()) {
+          sum += p[ph].get<double>();
+          md_ << " " << fmt_ms(p[ph].get<double>()) << " |";
+        } else {
+          md_ << " - |";
+        }
+      }
+      // The record's rate is ms per gulp where the phases are (epic); otherwise its kernel time.
+      md_ << " " << fmt_ms(sum) << " | " << fmt_ms(r->lower_is_better() ? r->throughput() : r->time_ms()) << " |\n";
+    }
+    md_ << "\n";
+  }
+
+  // Rows that record their training loss (training.losses, one value every training.every
+  // steps: the ae track): one curve per row.
+  void loss_curves_of(const Ladder& l, const std::string& heading) {
+    // Losses on different images are not comparable: each curve then names its images.
+    std::set<std::string> sources;
+    for (const Record* r : l.rows)
+      if (find_path(r->data, "training.losses")) sources.insert(text_at(r->data, "problem.params.data.source").value_or("?"));
+    std::vector<Series> series;
+    for (const Record* r : l.rows) {
+      const json* losses = find_path(r->data, "training.losses");
+      if (!losses || !losses->is_array() || losses->empty()) continue;
+      const double every = number_at(r->data, "training.every").value_or(1);
+      Series line{r->row_name(), {}};
+      if (sources.size() > 1) line.title += " (" + text_at(r->data, "problem.params.data.source").value_or("?") + " images)";
+      for (size_t i = 0; i < losses->size(); ++i)
+        if ((*losses)[i].is_number()) line.points.push_back({(i + 1) * every, (*losses)[i].get<double>()});
+      series.push_back(std::move(line));
+    }
+    if (series.empty()) return;
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
+                                    (l.device.empty() ? "cpu" : l.device) + "-loss");
+    figures_.push_back(lines(name, "training loss, " + heading, {"training step", "minibatch loss (MSE)", false, true}, series));
+    md_ << "Training loss of each row, one value a training step"
+        << (sources.size() > 1 ? " (the rows trained on different images, so only the shapes of their curves compare)" : "")
+        << ":\n\n"
+        << "![training loss, " << heading << "](figures/" << name << ".png)\n\n";
   }
 
   // Large problems are validated on a seeded sample of outputs; the table says so.

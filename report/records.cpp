@@ -148,7 +148,6 @@ std::vector<Record> load(const std::vector<Input>& inputs) {
   return records;
 }
 
-namespace {
 // The node at a dotted path ("timing.kernel_ms.median"), or nullptr.
 const json* find_path(const json& j, const std::string& path) {
   const json* node = &j;
@@ -164,7 +163,6 @@ const json* find_path(const json& j, const std::string& path) {
     start = dot + 1;
   }
 }
-}  // namespace
 
 std::optional<double> number_at(const json& j, const std::string& path) {
   const json* node = find_path(j, path);

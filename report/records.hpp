@@ -62,6 +62,8 @@ std::vector<Record> load(const std::vector<Input>& inputs);
 using Grids = std::map<std::string, std::vector<std::string>>;
 Grids load_grids(const std::string& steps_dir);
 
+// The node at a dotted path ("timing.kernel_ms.median"), or nullptr.
+const json* find_path(const json& j, const std::string& path);
 // Numeric field by dotted path ("params.threads"), when present and a number.
 std::optional<double> number_at(const json& j, const std::string& path);
 // Scalar field by dotted path as text: strings as they are, numbers and booleans as JSON.

@@ -303,10 +303,43 @@ def mode_hosts(exe, fixtures):
             check(row(table, "peer fp32") and row(table, "peer tf32_cl"), f"{gpu_name}'s table has both peer modes")
 
 
+def mode_sections(exe, fixtures):
+    """Fields that some tracks record become parts of their tables: params.phase_ms_per_gulp a
+    phase table whose sum is the phases', training.losses a loss figure that names the images
+    when the rows trained on different ones."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        gpu = [json.loads(l) for l in f if l.strip()][1]
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        a = json.loads(json.dumps(gpu)); a["track"] = "zz"; a["step"] = "01_phases"
+        a["params"] = {"phase_ms_per_gulp": {"fft": 2.0, "copy": 0.5, "grid": 1.0}}
+        b = json.loads(json.dumps(gpu)); b["track"] = "zz"; b["step"] = "02_trains"
+        b["training"] = {"every": 2, "losses": [1.0, 0.5, 0.25]}
+        b["problem"]["params"]["data"] = {"source": "synthetic"}
+        c = json.loads(json.dumps(b)); c["step"] = "peer"; c["problem"]["params"]["data"] = {"source": "random-uniform"}
+        with open(os.path.join(results, "zz-x.jsonl"), "w") as f:
+            for r in (a, b, c):
+                f.write(json.dumps(r) + "\n")
+        out = os.path.join(tmp, "out")
+        md = generate(exe, results, out, "--no-render")
+        check("| step | copy | grid | fft | sum |" in md, "phase columns in the order the phases run, then their sum")
+        phases = md[md.find("Time per phase"):]
+        check(row(phases, "01_phases")[1:5] == ["0.5000", "1.000", "2.000", "3.500"], "phase times and their sum")
+        figs = [f for f in figures_of(md) if f.endswith("-loss")]
+        check(len(figs) == 1, "one loss figure for the table")
+        if figs:
+            dat = open(os.path.join(out, "figures", figs[0] + ".dat")).read()
+            check("# 02_trains (synthetic images)" in dat and "# peer (random-uniform images)" in dat,
+                  "curves on different images name them")
+            check("\n2 1\n4 0.5\n6 0.25\n" in dat, "one point every training.every steps")
+        check("only the shapes of their curves compare" in md, "the text says the curves are on different images")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
-     "interrupted": mode_interrupted, "hosts": mode_hosts,
+     "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)

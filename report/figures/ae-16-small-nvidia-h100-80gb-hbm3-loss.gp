@@ -1,0 +1,13 @@
+# ae-16-small-nvidia-h100-80gb-hbm3-loss.gp: rendered by stepwise_report with `gnuplot ae-16-small-nvidia-h100-80gb-hbm3-loss.gp`
+set terminal pngcairo size 900,520 noenhanced font "Sans,10"
+set output 'ae-16-small-nvidia-h100-80gb-hbm3-loss.png'
+set title 'training loss, batch 16, problem small, NVIDIA H100 80GB HBM3'
+set xlabel 'training step'
+set ylabel 'minibatch loss (MSE)'
+set grid
+set key outside right top
+set logscale y
+set format y '%.0s%c'
+plot 'ae-16-small-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '00_cpu', \
+     'ae-16-small-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '01_cpu_omp', \
+     'ae-16-small-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic'

@@ -1,0 +1,13 @@
+# ae-64-large-nvidia-h100-80gb-hbm3-loss.gp: rendered by stepwise_report with `gnuplot ae-64-large-nvidia-h100-80gb-hbm3-loss.gp`
+set terminal pngcairo size 900,520 noenhanced font "Sans,10"
+set output 'ae-64-large-nvidia-h100-80gb-hbm3-loss.png'
+set title 'training loss, batch 64, problem large, NVIDIA H100 80GB HBM3'
+set xlabel 'training step'
+set ylabel 'minibatch loss (MSE)'
+set grid
+set key outside right top
+set logscale y
+set format y '%.0s%c'
+plot 'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic (synthetic images)', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32 (random-uniform images)', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl (random-uniform images)'
