@@ -118,7 +118,10 @@ if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a
     timeout "${AE_TIMEOUT:-240}" "$B/steps/ae/ae_02_gpu_basic" --size large --batch $batch --repeat 1 --warmup 0 --check --quiet \
       --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_02_gpu_basic large batch $batch"
   done
+  # The peer trains on the steps' own images, so that its loss curve compares with theirs.
+  "$B/datasets/ae_dataset" --size large --out /tmp/ae-large-images.npy > /dev/null
   PYTHONUNBUFFERED=1 timeout "${AE_TIMEOUT:-240}" python3 "$ROOT/steps/ae/pytorch/peer.py" --json "$OUT/ae-$DEVICE_TAG.jsonl" \
+    --images-npy /tmp/ae-large-images.npy \
     > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
 fi
 

@@ -15,7 +15,9 @@ Modes (params.mode):
   tf32_cl  TF32 on, channels_last (NHWC) tensors and weights
 
 Images: uniform random pixels by default (the work of a training step does not depend on the
-pixel values), or CIFAR-10 with --cifar-dir (data_batch_1..5.bin). --load DIR starts from
+pixel values), the steps' own synthetic images with --images-npy (written by
+`ae_dataset --size large --out FILE`: then the loss curves compare with the steps' too), or
+CIFAR-10 with --cifar-dir (data_batch_1..5.bin). --load DIR starts from
 weights saved by a step's --save (one .npy per tensor, the same names and shapes).
 
 Validation: one training step's loss and gradients on 4 images against the same model in
@@ -52,6 +54,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--cifar-dir", help="train on CIFAR-10 (binary version) instead of random images")
+    p.add_argument("--images-npy", help="train on the steps' synthetic images, as datasets/ae_dataset writes them "
+                   "(float32, images x 3 x 32 x 32), instead of random images")
     p.add_argument("--load", help="initial weights: a folder of .npy files as a step's --save writes them")
     a = p.parse_args(argv)
     for name in ("images", "epochs", "repeat"):
@@ -171,9 +175,25 @@ def main(argv):
                 nn.init.zeros_(layer.bias)
         return {k: v.clone() for k, v in m.state_dict().items()}
 
+    if a.cifar_dir and a.images_npy:
+        sys.exit("peer.py: --cifar-dir and --images-npy: name one source of images")
     if a.cifar_dir:
         images_np = read_cifar10(a.cifar_dir, a.images)
         source, problem_name = "cifar-10", "cifar-10"
+    elif a.images_npy:
+        try:
+            images_np = np.load(a.images_npy, mmap_mode="r")
+        except (OSError, ValueError) as e:
+            sys.exit(f"peer.py: --images-npy {a.images_npy}: {e}")
+        if images_np.dtype != np.float32 or images_np.ndim != 4 or tuple(images_np.shape[1:]) != (3, 32, 32):
+            sys.exit(f"peer.py: --images-npy {a.images_npy}: want float32 (images, 3, 32, 32), got {images_np.dtype} {images_np.shape}")
+        if images_np.shape[0] < a.images:
+            sys.exit(f"peer.py: --images-npy {a.images_npy}: holds {images_np.shape[0]} images, --images asks for {a.images}")
+        images_np = np.ascontiguousarray(images_np[:a.images])
+        if not np.isfinite(images_np).all():
+            sys.exit(f"peer.py: --images-npy {a.images_npy}: not every pixel is finite")
+        # The steps' synthetic set of the same count: the same problem as theirs.
+        source, problem_name = "synthetic", "large" if a.images == 50000 else "custom"
     else:
         g = torch.Generator().manual_seed(a.seed)
         images_np = torch.rand((a.images, 3, 32, 32), generator=g).numpy()
