@@ -1,6 +1,8 @@
 // What the EPIC GPU steps share and do not teach: cuFFT error checks, pinned host memory, the
-// product list as a kernel argument, and a per-phase timer (CUDA events around each phase of a
-// gulp, summed over the run) whose totals go into the record as the step's breakdown.
+// product list as a kernel argument, a per-phase timer (CUDA events around each phase of a
+// gulp, summed over the run) whose totals go into the record as the step's breakdown, and the
+// two kernels that every GPU step runs the same way: the stands' autocorrelations and, after
+// the last gulp, their removal and the grid correction.
 #pragma once
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -13,6 +15,7 @@
 #include "error.hpp"
 #include "nvtx.hpp"
 #include "step.hpp"
+#include "voltage.hpp"
 
 namespace epic {
 
@@ -129,5 +132,74 @@ class PhaseTimer {
   cudaStream_t stream_ = nullptr;
   size_t start_ = 0;
 };
+
+// The image's shape as the kernels take it.
+struct Shape {
+  int n, support, stands, channels, pols, planes;
+};
+
+inline int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }
+
+// Each stand's autocorrelations over the batch, exact in integers: xx, yy, Re and Im of x conj(y).
+static __global__ void accumulate_autos(Shape s, int batch, bool assign, const uint8_t* __restrict__ volts, int4* autos) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // (channel, stand)
+  if (i >= s.channels * s.stands) return;
+  int4 sum = assign ? make_int4(0, 0, 0, 0) : autos[i];  // the first gulp assigns: no memset
+  for (int t = 0; t < batch; ++t) {
+    const uint8_t* b = volts + (size_t(t) * s.channels * s.stands + i) * s.pols;
+    const int xr = nibble_re(b[0]), xi = nibble_im(b[0]);
+    sum.x += xr * xr + xi * xi;
+    if (s.pols > 1) {
+      const int yr = nibble_re(b[1]), yi = nibble_im(b[1]);
+      sum.y += yr * yr + yi * yi;
+      sum.z += xr * yr + xi * yi;
+      sum.w += xi * yr - xr * yi;
+    }
+  }
+  autos[i] = sum;
+}
+
+// After the last gulp: image -= sum_a P_a |X_a(l)|^2 |Y_a(m)|^2 (with --no-autos), then the grid
+// correction. |X_a(l)|^2 = |sum_s w_s exp(2 pi i s (l - N/2) / N)|^2 needs only the weights.
+static __global__ void finish_image(Shape s, ProductList pl, bool remove_autos, const int4* __restrict__ autos,
+                             const float* __restrict__ weight_x, const float* __restrict__ weight_y,
+                             const float* __restrict__ correction, float* image) {
+  const size_t nn = size_t(s.n) * s.n;
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;  // (channel, pixel)
+  if (i >= size_t(s.channels) * nn) return;
+  const int c = int(i / nn);
+  const int l = int(i % nn % s.n), m = int(i % nn / s.n);
+  float sub[7] = {0, 0, 0, 0, 0, 0, 0};  // at most 7 planes: XX, YY, XY* (2), YX* (2), I
+  if (remove_autos) {
+    float sl, cl, sm, cm;
+    for (int a = 0; a < s.stands; ++a) {
+      const size_t plan = size_t(c) * s.stands + a;
+      float xr = 0, xi = 0, yr = 0, yi = 0;
+      for (int k = 0; k < s.support; ++k) {
+        sincospif(2.0f * float(k * (l - s.n / 2)) / float(s.n), &sl, &cl);
+        sincospif(2.0f * float(k * (m - s.n / 2)) / float(s.n), &sm, &cm);
+        xr += weight_x[plan * s.support + k] * cl, xi += weight_x[plan * s.support + k] * sl;
+        yr += weight_y[plan * s.support + k] * cm, yi += weight_y[plan * s.support + k] * sm;
+      }
+      const float beam = (xr * xr + xi * xi) * (yr * yr + yi * yi);
+      const int4 p = autos[plan];
+      for (int k = 0; k < pl.count; ++k) {
+        float* o = sub + pl.plane[k];
+        switch (Product(pl.kind[k])) {
+          case Product::XX: o[0] += float(p.x) * beam; break;
+          case Product::YY: o[0] += float(p.y) * beam; break;
+          case Product::I: o[0] += float(p.x + p.y) * beam; break;
+          case Product::XY: o[0] += float(p.z) * beam, o[1] += float(p.w) * beam; break;
+          case Product::YX: o[0] += float(p.z) * beam, o[1] -= float(p.w) * beam; break;
+        }
+      }
+    }
+  }
+  const float g = correction[m] * correction[l];
+  for (int q = 0; q < s.planes; ++q) {
+    float& v = image[(size_t(q) * s.channels + c) * nn + i % nn];
+    v = (v - sub[q]) * g;
+  }
+}
 
 }  // namespace epic
