@@ -172,6 +172,7 @@ def cmd_check(root, build, lab_id, lab, source):
         exe = build_student(build, target, source, work)
         if exe is None:
             fail("does not compile (the compiler's messages are above)")
+        say(f"lab {lab_id}: compiled")
         # Whether there is a GPU at all, asked of the reference step on the smallest problem,
         # before anything whose failure without one would read as the student's.
         if run([ref_exe, "--size", "tiny", "--warmup", "0", "--repeat", "1", "--quiet"]).returncode == NO_GPU:
@@ -197,6 +198,20 @@ def cmd_check(root, build, lab_id, lab, source):
                      first_errors(p.stdout + p.stderr))
         elif lab.get("memcheck_flags"):
             say(f"lab {lab_id}: compute-sanitizer not found: memory check not run")
+        # Then shared-memory races (a missing __syncthreads), which may leave the values right
+        # on one run and wrong on the next: racecheck sees the hazard itself.
+        if lab.get("racecheck_flags") and sanitizer:
+            flags = lab["racecheck_flags"]
+            say(f"lab {lab_id}: race check: {' '.join(flags)}")
+            p = run([sanitizer, "--tool", "racecheck", "--error-exitcode", "1", exe, *flags, "--quiet"])
+            if p.returncode == NO_GPU:
+                no_gpu(lab_id)
+            if p.returncode != 0:
+                say(f"lab {lab_id}: racecheck found shared-memory hazards (a missing __syncthreads?)")
+                fail(f"compute-sanitizer racecheck with {' '.join(flags)} (exit {p.returncode})",
+                     first_errors(p.stdout + p.stderr))
+        elif lab.get("racecheck_flags"):
+            say(f"lab {lab_id}: compute-sanitizer not found: race check not run")
 
         # Validation: every voxel on uneven sizes (a partial last block), both kernels.
         for flags in lab["check_flags"]:

@@ -1,4 +1,4 @@
-// Lab 00-timing: time GPU work correctly. Read README.md beside this file first.
+// Lab 00-timing: time GPU work correctly. Read the handout, labs/00-timing/README.md, first.
 //
 // measure() below is a timer that looks reasonable and is wrong in four ways. Fix it: the
 // harness then times the same work with the project's own timer and compares (check with

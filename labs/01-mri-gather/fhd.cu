@@ -1,4 +1,4 @@
-// Lab 01-mri-gather: from scatter to gather. Read README.md beside this file first.
+// Lab 01-mri-gather: from scatter to gather. Read the handout, labs/01-mri-gather/README.md, first.
 //
 // Write the two kernels marked TODO and the two grid sizes in compute(). Everything else (the
 // problem, the copies to and from the GPU, timing, validation) comes from the harness: check

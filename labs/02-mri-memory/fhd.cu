@@ -1,5 +1,5 @@
-// Lab 02-mri-memory: registers, constant-memory chunks, shared-memory tiles. Read README.md
-// beside this file first.
+// Lab 02-mri-memory: registers, constant-memory chunks, shared-memory tiles. Read the handout,
+// labs/02-mri-memory/README.md, first.
 //
 // One program, three versions of the F^H d / Q kernel; --stage picks the one that runs:
 //   --stage 1  task 1: the voxel and its sums in registers, samples from global memory

@@ -1,5 +1,5 @@
 // Lab 03-mri-sfu-tuning: fast math and its cost, then a launch shape chosen from a sweep. Read
-// README.md beside this file first.
+// the handout, labs/03-mri-sfu-tuning/README.md, first.
 //
 // As handed out this is 07_sfu's program without its sine and cosine: sin_cos() below returns
 // zeros, so the output is wrong and the checker fails it. The four tuning parameters are

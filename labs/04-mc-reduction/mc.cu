@@ -1,5 +1,5 @@
 // Lab 04-mc-reduction: per-thread tallies, a warp-shuffle and shared-memory reduction, and a
-// random stream per photon. Read README.md beside this file first.
+// random stream per photon. Read the handout, labs/04-mc-reduction/README.md, first.
 //
 // Write the four functions marked TODO. The physics of a photon (04_gpu_rng_direction's),
 // the kernel that runs one photon per thread, the count of photons per block and the host
