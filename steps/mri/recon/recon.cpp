@@ -1,8 +1,10 @@
 // mri_recon: the image the F^H d and Q kernels exist for. --method ls solves
 // (F^H F + lambda W^H W) rho = F^H d by conjugate gradient (common/mri/recon.hpp), with F^H d
-// and Q from the steps named by --fhd-step and --q-step; --method gridding is the adjoint
-// NUFFT with density compensation (common/mri/gridding.hpp). Both are compared with the true
-// image, the phantom averaged over each voxel.
+// and Q from the steps named by --fhd-step and --q-step; --method gridding is the
+// density-compensated F^H d by the adjoint NUFFT (recon_model.hpp). The data are the object's
+// transform (--data object, blurred by --blur voxels) or the ladder's d = phi F (--data
+// ladder); both images are compared with the image the data describe, the object averaged
+// over each voxel's box (recon_model.hpp).
 #include <chrono>
 #include <cstdio>
 #include <unistd.h>
@@ -14,17 +16,18 @@
 #include "npy.hpp"
 #include "problem.hpp"
 #include "recon.hpp"
+#include "recon_model.hpp"
 #include "results.hpp"
 
 namespace {
 
 struct Options {
-  std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single";
+  std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single", data = "object";
   std::string json_path, out, tag;
   uint64_t seed = 1;
-  double noise = 0.001, lambda = 0.0, oversampling = 2.0;
-  int undersample = 2, iterations = 20, kernel_width = 4;
-  bool quiet = false;
+  double noise = 1e-4, lambda = 3000, oversampling = 2.0, blur = 1;
+  int undersample = 1, iterations = 50, kernel_width = 4;
+  bool quiet = false, diagnose = false;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -38,33 +41,46 @@ int run(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Seed of the trajectory and the noise")->capture_default_str();
   app.add_option("--noise", o.noise, "Complex Gaussian noise per sample (fraction of |d(0)|)")->check(core::FiniteRange(0, 10))->capture_default_str();
   app.add_option("--undersample", o.undersample, "Keep every R-th spiral arm (R times the Nyquist spacing)")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--method", o.method, "ls (conjugate gradient) or gridding")->check(CLI::IsMember({"ls", "gridding"}))->capture_default_str();
+  app.add_option("--data", o.data, "k-space data: object (the object's transform F(k), blurred by --blur) or ladder (the ladder's d = phi F)")
+      ->check(CLI::IsMember({"object", "ladder"}))->capture_default_str();
+  auto* blur_opt = app.add_option("--blur", o.blur, "Gaussian blur of the object, standard deviation in voxels (--data object; 0: the sharp phantom)")
+      ->check(core::FiniteRange(0, 8))->capture_default_str();
+  app.add_option("--method", o.method, "ls (conjugate gradient), gridding (density-compensated F^H d) or gridding-plain (w d, no conj(phi))")
+      ->check(CLI::IsMember({"ls", "gridding", "gridding-plain"}))->capture_default_str();
   app.add_option("--iterations", o.iterations, "CG iterations")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--lambda", o.lambda, "Weight of the finite-difference penalty lambda ||W rho||^2")->check(core::FiniteRange(0, 1e12))->capture_default_str();
-  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single")->capture_default_str();
-  app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single")->capture_default_str();
+  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft")->capture_default_str();
+  app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single, nufft")->capture_default_str();
   app.add_option("--kernel-width", o.kernel_width, "Gridding: Kaiser-Bessel kernel width W (grid cells)")->check(CLI::Range(2, 16))->capture_default_str();
   app.add_option("--oversampling", o.oversampling, "Gridding: grid oversampling sigma")->check(core::FiniteRange(1.25, 4))->capture_default_str();
   app.add_option("--json", o.json_path, "Append a results record (JSON line) to this file");
   app.add_option("--out", o.out, "Write the image (complex64 .npy, z y x)");
   app.add_option("--tag", o.tag, "Label of the results record");
+  app.add_flag("--diagnose", o.diagnose, "Also compare with the sharp phantom's box shifted by -1/2 and -1 voxel per axis");
   app.add_flag("--quiet", o.quiet, "Print the summary only");
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
   if (!o.json_path.empty()) core::check_output_path("--json", o.json_path);
   if (!o.out.empty()) core::check_output_path("--out", o.out);
   // Unknown step names are bad usage before any work.
-  const mri::SumStep fhd_step = mri::sum_step(o.fhd_step, "--fhd-step");
-  const mri::SumStep q_step = mri::sum_step(o.q_step, "--q-step");
+  const mri::SumStep fhd_step = mri::recon_sum_step(o.fhd_step, "--fhd-step");
+  const mri::SumStep q_step = mri::recon_sum_step(o.q_step, "--q-step");
   const mri::GriddingParams gp{o.kernel_width, o.oversampling};
-  if (o.method == "gridding") mri::kaiser_bessel_beta(gp.width, gp.oversampling);
-  if (o.size == "large" && o.method == "ls")
-    throw core::UsageError("--size large with --method ls computes Q on 128^3 voxels: the GPU scale, hours on a CPU. Use --size small.");
+  const bool gridding = o.method != "ls";
+  if (gridding) mri::kaiser_bessel_beta(gp.width, gp.oversampling);
+  if (o.size == "large" && o.method == "ls" && o.q_step != "nufft")
+    throw core::UsageError("--size large with --method ls computes Q on 128^3 voxels: the GPU scale, hours on a CPU. Use --size small or --q-step nufft.");
+  mri::ReconSpec spec;
+  spec.size = o.size; spec.seed = o.seed; spec.noise = o.noise; spec.undersample = o.undersample;
+  spec.data = o.data == "ladder" ? mri::ReconData::ladder : mri::ReconData::object;
+  if (spec.data == mri::ReconData::ladder && blur_opt->count() > 0 && o.blur != 0)
+    throw core::UsageError("--blur applies to --data object only (the ladder's data are as generated)");
+  spec.blur = spec.data == mri::ReconData::object ? o.blur : 0;  // the ladder's data are not blurred
 
-  const mri::Problem p = mri::generate(o.size, o.seed, o.noise, 0, o.undersample);
+  const mri::Problem p = mri::recon_problem(spec);
   const bool tty = isatty(fileno(stdout));
   if (!o.quiet)
-    printf("mri_recon  method=%s  problem=%s (%zu samples x %zu voxels, noise %g, undersample %d)\n", o.method.c_str(),
-           p.name.c_str(), p.samples(), p.voxels(), o.noise, o.undersample);
+    printf("mri_recon  method=%s  problem=%s (%zu samples x %zu voxels, %s data, blur %g voxels, noise %g, undersample %d)\n",
+           o.method.c_str(), p.name.c_str(), p.samples(), p.voxels(), o.data.c_str(), spec.blur, o.noise, o.undersample);
 
   double q_ms = 0, fhd_ms = 0, solver_ms = 0;
   mri::cvec rho;
@@ -86,21 +102,32 @@ int run(int argc, char** argv) {
     });
     if (tty && !o.quiet) printf("\n");
     solver_ms = ms_since(t0);
-    // phi is the voxel box's transform scaled to 1 at k = 0, a box of height N (the voxel
-    // count) with d = phi F(k): rho comes out as density / N.
+    // phi is the voxel box's transform scaled to 1 at k = 0, the transform of a box of height
+    // N (the voxel count): F rho is the transform of sum_n N rho_n box_n, so rho comes out as
+    // the density / N.
     rho = cg.rho;
     for (auto& v : rho) v *= double(p.voxels());
     residuals = cg.residuals;
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    rho = mri::gridding_recon(p, gp);
+    rho = o.method == "gridding" ? mri::gridding_image(p, gp) : mri::gridding_recon(p, gp);
     fhd_ms = ms_since(t0);
   }
   const double total_ms = q_ms + fhd_ms + solver_ms;
 
-  const mri::cvec truth = mri::true_image(p);
+  const auto t_truth = std::chrono::steady_clock::now();
+  const mri::cvec truth = mri::recon_true_image(p, spec.blur);
+  const double truth_ms = ms_since(t_truth);
   const core::ErrorMetrics m = core::compare(truth, rho);
-  printf("  image   vs true phantom: relative error %.2f %%, PSNR %.2f dB\n", 100 * m.rel_l2, m.psnr_db);
+  printf("  image   vs true image: relative error %.2f %%, PSNR %.2f dB\n", 100 * m.rel_l2, m.psnr_db);
+  core::json diagnostics;
+  if (o.diagnose)
+    for (double offset : {-0.5, -1.0}) {
+      const core::ErrorMetrics s = core::compare(mri::shifted_box_image(p, offset), rho);
+      printf("  image   vs the sharp phantom's box shifted %g voxel per axis: relative error %.2f %%, PSNR %.2f dB\n", offset,
+             100 * s.rel_l2, s.psnr_db);
+      diagnostics.push_back({{"box_offset_voxels", offset}, {"rel_l2", s.rel_l2}, {"psnr_db", s.psnr_db}});
+    }
   printf("  time    Q %.1f ms, F^H d %.1f ms, solver %.1f ms, total %.1f ms\n", q_ms, fhd_ms, solver_ms, total_ms);
   if (!residuals.empty()) printf("  CG      %zu iterations, final relative residual %.3e\n", residuals.size(), residuals.back());
 
@@ -110,24 +137,29 @@ int run(int argc, char** argv) {
   }
   if (!o.json_path.empty()) {
     core::json r = core::new_record("mri", "recon");
-    r["title"] = o.method == "ls" ? "least squares, conjugate gradient" : "gridding, Kaiser-Bessel";
+    r["title"] = o.method == "ls" ? "least squares, conjugate gradient"
+                 : o.method == "gridding" ? "gridding, density-compensated F^H d, Kaiser-Bessel"
+                                          : "gridding of w d (no conj(phi)), Kaiser-Bessel";
     r["kind"] = "cpu";
     r["device"] = nullptr;
     r["problem"] = {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}};
-    core::json params = {{"method", o.method}};
+    core::json params = {{"method", o.method}, {"data", o.data}, {"blur_voxels", spec.blur}};
     if (o.method == "ls")
       params.update({{"iterations", o.iterations}, {"lambda", o.lambda}, {"fhd_step", o.fhd_step}, {"q_step", o.q_step}});
     else
       params.update({{"kernel_width", o.kernel_width}, {"oversampling", o.oversampling},
-                     {"grid", mri::oversampled_size(p.grid[0], o.oversampling)}, {"density", "analytic spiral"}});
+                     {"grid", mri::oversampled_size(p.grid[0], o.oversampling)}, {"density", "analytic spiral"},
+                     {"weights", o.method == "gridding" ? "w conj(phi) d" : "w d"}});
     r["params"] = params;
     // One run: the medians are the run itself. kernel_ms is the image's own work (solver or gridding).
     const auto one = [](double v) { return core::json{{"median", v}, {"runs", 1}}; };
     r["timing"] = {{"kernel_ms", one(o.method == "ls" ? solver_ms : fhd_ms)}, {"total_ms", one(total_ms)},
-                   {"q_ms", q_ms}, {"fhd_ms", fhd_ms}, {"solver_ms", solver_ms}};
+                   {"q_ms", q_ms}, {"fhd_ms", fhd_ms}, {"solver_ms", solver_ms}, {"truth_ms", truth_ms}};
     r["throughput"] = {{"value", 1e3 / total_ms}, {"unit", "images/s"}};
-    r["validation"] = {{"reference", "phantom"}, {"pass", m.finite}, {"psnr_db", m.psnr_db},
+    r["validation"] = {{"reference", spec.blur > 0 ? "blurred object, voxel box average" : "phantom, voxel box average"},
+                       {"pass", m.finite}, {"psnr_db", m.psnr_db},
                        {"rel_l2", m.rel_l2}, {"rel_error_pct", 100 * m.rel_l2}, {"max_abs", m.max_abs}};
+    if (o.diagnose) r["diagnostics"] = diagnostics;
     if (!residuals.empty()) r["residuals"] = residuals;
     if (!o.tag.empty()) r["tag"] = o.tag;
     core::append_record(o.json_path, r);

@@ -1,0 +1,170 @@
+#include "recon_model.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "error.hpp"
+#include "phantom.hpp"
+#include "portable.hpp"
+
+namespace mri {
+
+using cplx = std::complex<double>;
+
+namespace {
+
+std::string number(double v) {  // 1 -> "1", 0.5 -> "0.5"
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(core::kPi * u) / (core::kPi * u); }
+
+// The voxel box's transform, as the generator writes phi (common/mri/problem.cpp), in double.
+cplx box_transform(double kx, double ky, double kz, const std::array<int, 3>& n) {
+  const double wx = 1.0 / n[0], wy = 1.0 / n[1], wz = 1.0 / n[2];
+  return sinc(kx * wx) * sinc(ky * wy) * sinc(kz * wz) * std::polar(1.0, -core::kPi * (kx * wx + ky * wy + kz * wz));
+}
+
+// The Gaussian blur of `blur` voxels: G(k) = exp(-2 pi^2 sum_a (blur k_a / n_a)^2).
+double blur_transform(double kx, double ky, double kz, double blur, const std::array<int, 3>& n) {
+  const double ax = blur * kx / n[0], ay = blur * ky / n[1], az = blur * kz / n[2];
+  return std::exp(-2 * core::kPi * core::kPi * (ax * ax + ay * ay + az * az));
+}
+
+}  // namespace
+
+Problem recon_problem(const ReconSpec& s) {
+  if (!(s.blur >= 0) || s.blur > 8) throw core::UsageError("--blur must be in [0, 8] voxels");
+  if (s.data == ReconData::ladder) {
+    if (s.blur != 0) throw core::UsageError("--blur applies to --data object only (the ladder's data are as generated)");
+    return generate(s.size, s.seed, s.noise, 0, s.undersample);
+  }
+  // The trajectory, phi and voxels of the ladder's problem; its data are replaced.
+  Problem p = generate(s.size, s.seed, 0, 0, s.undersample);
+  p.name += "-object";
+  if (s.blur > 0) p.name += "-blur" + number(s.blur);
+  // The generator's noise stream (common/mri/problem.cpp), so that object and ladder data of
+  // one seed carry the same noise.
+  std::mt19937_64 noise_rng(s.seed ^ 0x6a09e667f3bcc909ull);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  const double scale = std::abs(phantom_transform(0, 0, 0));
+  for (size_t m = 0; m < p.samples(); ++m) {
+    const double kx = p.kx[m], ky = p.ky[m], kz = p.kz[m];
+    std::complex<double> d = phantom_transform(kx, ky, kz) * blur_transform(kx, ky, kz, s.blur, p.grid);
+    if (s.noise > 0) d += s.noise * scale * std::complex<double>(gauss(noise_rng), gauss(noise_rng)) / std::sqrt(2.0);
+    p.dR[m] = float(d.real());
+    p.dI[m] = float(d.imag());
+  }
+  p.params["noise"] = s.noise;
+  p.params["data"] = "object";  // d = F(k) G(k) + noise
+  p.params["blur_voxels"] = s.blur;
+  return p;
+}
+
+cvec shifted_box_image(const Problem& p, double offset, int sub) {
+  if (p.grid[0] == 0) throw core::UsageError(p.name + ": the voxels are not a Cartesian grid");
+  const int n[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  cvec out(p.voxels());
+#pragma omp parallel for schedule(dynamic)
+  for (long v = 0; v < long(out.size()); ++v) {
+    double s = 0;
+    for (int a = 0; a < sub; ++a)
+      for (int b = 0; b < sub; ++b)
+        for (int c = 0; c < sub; ++c)
+          s += phantom_density(p.x[v] + (offset + (a + 0.5) / sub) / n[0], p.y[v] + (offset + (b + 0.5) / sub) / n[1],
+                               p.z[v] + (offset + (c + 0.5) / sub) / n[2]);
+    out[v] = s / (double(sub) * sub * sub);
+  }
+  return out;
+}
+
+cvec recon_true_image(const Problem& p, double blur) {
+  if (p.grid[0] == 0) throw core::UsageError(p.name + ": the voxels are not a Cartesian grid");
+  if (blur == 0) return true_image(p);
+  const std::array<int, 3> n = p.grid;
+  constexpr int L = 2;  // the period: the blurred object lies well inside [-1, 1)^3
+  int P[3], J[3];
+  for (int a = 0; a < 3; ++a) {
+    P[a] = L * n[a];
+    // G < 1e-12 beyond |k_a| = K_a: 2 pi^2 (blur K / n)^2 = 27.7.
+    const double K = std::sqrt(27.7 / (2 * core::kPi * core::kPi)) * n[a] / blur;
+    J[a] = int(std::ceil(K * L));  // j in [-J, J]
+  }
+  const size_t cells = size_t(P[0]) * P[1] * P[2];
+  cvec acc(cells);
+#pragma omp parallel
+  {
+    cvec mine(cells);
+#pragma omp for schedule(dynamic)
+    for (int jz = -J[2]; jz <= J[2]; ++jz)
+      for (int jy = -J[1]; jy <= J[1]; ++jy)
+        for (int jx = -J[0]; jx <= J[0]; ++jx) {
+          const double kx = double(jx) / L, ky = double(jy) / L, kz = double(jz) / L;
+          const double g = blur_transform(kx, ky, kz, blur, n);
+          if (g < 1e-12) continue;
+          // e^{i 2 pi k x_n} with x_n = (i - h)/n, h = n/2 (integer): e^{i 2 pi j i / P} e^{-i 2 pi j h / P}.
+          const double shift = double(jx) * (n[0] / 2) / P[0] + double(jy) * (n[1] / 2) / P[1] + double(jz) * (n[2] / 2) / P[2];
+          const cplx v = phantom_transform(kx, ky, kz) * g * std::conj(box_transform(kx, ky, kz, n)) *
+                         std::polar(1.0, -2 * core::kPi * shift);
+          const size_t c = (size_t(((jz % P[2]) + P[2]) % P[2]) * P[1] + ((jy % P[1]) + P[1]) % P[1]) * P[0] +
+                           ((jx % P[0]) + P[0]) % P[0];
+          mine[c] += v;
+        }
+#pragma omp critical
+    for (size_t c = 0; c < cells; ++c) acc[c] += mine[c];
+  }
+  fftw_complex* buf = fftw_alloc_complex(cells);
+  if (!buf) throw std::bad_alloc();
+  for (size_t c = 0; c < cells; ++c) { buf[c][0] = acc[c].real(); buf[c][1] = acc[c].imag(); }
+  fftw_plan plan = fftw_plan_dft_3d(P[2], P[1], P[0], buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE);
+  fftw_execute(plan);
+  fftw_destroy_plan(plan);
+  cvec out(p.voxels());
+  for (int iz = 0; iz < n[2]; ++iz)
+    for (int iy = 0; iy < n[1]; ++iy)
+      for (int ix = 0; ix < n[0]; ++ix) {
+        const size_t c = (size_t(iz) * P[1] + iy) * P[0] + ix;
+        out[(size_t(iz) * n[1] + iy) * n[0] + ix] = cplx(buf[c][0], buf[c][1]) / double(L * L * L);
+      }
+  fftw_free(buf);
+  return out;
+}
+
+cvec gridding_image(const Problem& p, const GriddingParams& g) {
+  if (!p.has_data()) throw core::UsageError(p.name + ": has no k-space data d");
+  const std::vector<double> w = spiral_density(p);
+  std::vector<cplx> c(p.samples());
+  for (size_t m = 0; m < c.size(); ++m) c[m] = w[m] * std::conj(cplx(p.phiR[m], p.phiI[m])) * cplx(p.dR[m], p.dI[m]);
+  return gridding_adjoint(p, c, g);
+}
+
+cvec nufft_sums(const Problem& p, Kernel kernel) {
+  std::vector<cplx> c(p.samples());
+  for (size_t m = 0; m < c.size(); ++m) {
+    const cplx phi(p.phiR[m], p.phiI[m]);
+    c[m] = kernel == Kernel::q ? cplx(std::norm(phi)) : std::conj(phi) * cplx(p.dR[m], p.dI[m]);
+  }
+  return gridding_adjoint(p, c, GriddingParams{8, 2.0});
+}
+
+std::vector<std::string> recon_sum_step_names() {
+  std::vector<std::string> names = sum_step_names();
+  names.push_back("nufft");
+  return names;
+}
+
+SumStep recon_sum_step(const std::string& name, const std::string& flag) {
+  if (name == "nufft") return nufft_sums;
+  const auto known = sum_step_names();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return sum_step(name, flag);
+  std::string list;
+  for (const auto& s : recon_sum_step_names()) list += (list.empty() ? "" : ", ") + s;
+  throw core::UsageError(flag + " " + name + ": unknown step (known: " + list + ")");
+}
+
+}  // namespace mri

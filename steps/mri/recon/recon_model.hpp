@@ -1,0 +1,70 @@
+// The reconstruction's own problem: what its k-space data are, the image they describe, and
+// the two images made from them (least squares and gridding), consistent with one another.
+//
+// The ladder's problems (common/mri/problem.hpp) carry d = phi F(k): the phantom's transform
+// times the voxel box's. For the ladder any d will do; for a reconstruction it is the
+// transform of the phantom blurred by one voxel box, and the voxel-basis image it describes
+// sits half a voxel from true_image()'s box [x_n, x_n + 1/n)^3 (steps/mri/recon/README.md).
+// Here the data are what a scanner measures, the object's transform: d = F(k) G(k) + noise,
+// G the transform of a Gaussian blur of `blur` voxels (0: the sharp Shepp-Logan phantom), on
+// the trajectory and with the phi of the ladder's problem of that size; the true image is the
+// blurred object averaged over each voxel's box [x_n, x_n + 1/n)^3, what the model
+// F_mn = phi_m e^{-i 2 pi k_m . x_n} has as coefficients.
+#pragma once
+#include <array>
+#include <string>
+
+#include "gridding.hpp"
+#include "problem.hpp"
+#include "recon.hpp"
+
+namespace mri {
+
+enum class ReconData {
+  object,  // d = F(k) G(k) + noise: the object's transform (the default)
+  ladder,  // the ladder's problem unchanged, d = phi F(k) + noise (as mri_recon had it before)
+};
+
+struct ReconSpec {
+  std::string size = "small";
+  uint64_t seed = 1;
+  double noise = 0;      // complex Gaussian, standard deviation noise |F(0)| per sample
+  int undersample = 1;   // every R-th spiral arm
+  double blur = 0;       // Gaussian blur of the object, standard deviation in voxels (object data only)
+  ReconData data = ReconData::object;
+};
+
+// The problem: generate(size, seed, ...)'s trajectory, phi and voxels; d as `data` says. The
+// ladder's problem itself for ReconData::ladder (same name and digest). Object data are named
+// e.g. "small-object-blur1" ("small-R2-object" for blur 0) and carry params "data" and
+// "blur_voxels".
+Problem recon_problem(const ReconSpec& s);
+
+// The image the data describe on the voxel basis: the object (blurred by `blur` voxels)
+// averaged over each voxel's box [x_n, x_n + 1/n)^3. blur 0 is true_image(p) (the ladder's
+// data are compared with it too). blur > 0 is exact up to 1e-10 relative truncation:
+//   T_n = (1/8) sum over k in (Z/2)^3 of F(k) G(k) conj(phi(k)) e^{i 2 pi k . x_n},
+// the Fourier series of the blurred object on a box of side 2 (it lies inside), folded onto
+// one FFT of (2n)^3.
+cvec recon_true_image(const Problem& p, double blur);
+
+// The sharp phantom averaged over the voxel's box shifted by `offset` voxels along every axis,
+// [x_n + offset/n, x_n + (offset + 1)/n)^3, sub^3 points per voxel. offset 0 is true_image().
+cvec shifted_box_image(const Problem& p, double offset, int sub = 4);
+
+// Gridding as an image of the voxel basis: the density-compensated F^H d,
+// sum_m w_m conj(phi_m) d_m e^{i 2 pi k_m . x_n} (w_m = spiral_density), whose target is the
+// box average of true_image(); gridding_recon() (w_m d_m, no conj(phi)) estimates the object
+// at the point x_n, the corner of that box: half a voxel away on object data, a whole voxel
+// on the ladder's (whose d carries phi once already).
+cvec gridding_image(const Problem& p, const GriddingParams& g);
+
+// F^H d or Q by the adjoint NUFFT (gridding_adjoint, W = 8, sigma = 2): relative error about
+// 3e-8 against the direct sum (steps/mri/recon/README.md, gridding accuracy), in O(M + N log N).
+cvec nufft_sums(const Problem& p, Kernel kernel);
+
+// sum_step() with "nufft" added: cpu-double, cpu-single, nufft.
+std::vector<std::string> recon_sum_step_names();
+SumStep recon_sum_step(const std::string& name, const std::string& flag);
+
+}  // namespace mri
