@@ -49,9 +49,11 @@ std::vector<std::complex<double>> gridding_fhd(const Problem& p, const GriddingP
 // UsageError for problems that are not a generated stack of spirals.
 std::vector<double> spiral_density(const Problem& p);
 
-// The gridding reconstruction: the image sum_m w_m d_m e^{i 2 pi k_m . x_n}, a Riemann sum of
-// the inverse Fourier transform of d = phi F: phi is the voxel box's transform, so the image is
-// the phantom averaged over each voxel's box, the true image of true_image().
+// The gridding reconstruction of the ladder's data: the image sum_m w_m d_m e^{i 2 pi k_m . x_n},
+// a Riemann sum of the inverse Fourier transform of d = phi F. Since phi is the voxel box's
+// transform, the image is the phantom averaged over the box that ends at x_n (a voxel off the
+// box of true_image(); mri_recon's --method gridding weights conj(phi) d instead:
+// steps/mri/recon/README.md).
 std::vector<std::complex<double>> gridding_recon(const Problem& p, const GriddingParams& g);
 
 }  // namespace mri
