@@ -165,7 +165,7 @@ CgResult conjugate_gradient(const Toeplitz& fhf, double lambda, const cvec& b, i
   return out;
 }
 
-cvec true_image(const Problem& p, int sub) {
+cvec shifted_box_image(const Problem& p, double offset, int sub) {
   if (p.grid[0] == 0) throw core::UsageError(p.name + ": the voxels are not a Cartesian grid");
   const int n[3] = {p.grid[0], p.grid[1], p.grid[2]};
   cvec out(p.voxels());
@@ -175,11 +175,13 @@ cvec true_image(const Problem& p, int sub) {
     for (int a = 0; a < sub; ++a)
       for (int b = 0; b < sub; ++b)
         for (int c = 0; c < sub; ++c)
-          s += phantom_density(p.x[v] + (a + 0.5) / sub / n[0], p.y[v] + (b + 0.5) / sub / n[1],
-                               p.z[v] + (c + 0.5) / sub / n[2]);
+          s += phantom_density(p.x[v] + (offset + (a + 0.5) / sub) / n[0], p.y[v] + (offset + (b + 0.5) / sub) / n[1],
+                               p.z[v] + (offset + (c + 0.5) / sub) / n[2]);
     out[v] = s / (double(sub) * sub * sub);
   }
   return out;
 }
+
+cvec true_image(const Problem& p, int sub) { return shifted_box_image(p, 0, sub); }
 
 }  // namespace mri

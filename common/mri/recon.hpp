@@ -59,5 +59,8 @@ CgResult conjugate_gradient(const Toeplitz& fhf, double lambda, const cvec& b, i
 // The true image on the voxel basis: the phantom averaged over each voxel's box
 // [x_n, x_n + 1/n)^3 (sub^3 points per voxel), which is what d = phi F(k) models.
 cvec true_image(const Problem& p, int sub = 4);
+// The sharp phantom averaged over the voxel's box shifted by `offset` voxels along every axis,
+// [x_n + offset/n, x_n + (offset + 1)/n)^3, sub^3 points per voxel. offset 0 is true_image().
+cvec shifted_box_image(const Problem& p, double offset, int sub = 4);
 
 }  // namespace mri

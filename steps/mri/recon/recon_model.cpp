@@ -66,23 +66,6 @@ Problem recon_problem(const ReconSpec& s) {
   return p;
 }
 
-cvec shifted_box_image(const Problem& p, double offset, int sub) {
-  if (p.grid[0] == 0) throw core::UsageError(p.name + ": the voxels are not a Cartesian grid");
-  const int n[3] = {p.grid[0], p.grid[1], p.grid[2]};
-  cvec out(p.voxels());
-#pragma omp parallel for schedule(dynamic)
-  for (long v = 0; v < long(out.size()); ++v) {
-    double s = 0;
-    for (int a = 0; a < sub; ++a)
-      for (int b = 0; b < sub; ++b)
-        for (int c = 0; c < sub; ++c)
-          s += phantom_density(p.x[v] + (offset + (a + 0.5) / sub) / n[0], p.y[v] + (offset + (b + 0.5) / sub) / n[1],
-                               p.z[v] + (offset + (c + 0.5) / sub) / n[2]);
-    out[v] = s / (double(sub) * sub * sub);
-  }
-  return out;
-}
-
 cvec recon_true_image(const Problem& p, double blur) {
   if (p.grid[0] == 0) throw core::UsageError(p.name + ": the voxels are not a Cartesian grid");
   if (blur == 0) return true_image(p);

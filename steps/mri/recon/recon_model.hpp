@@ -48,10 +48,6 @@ Problem recon_problem(const ReconSpec& s);
 // one FFT of (2n)^3.
 cvec recon_true_image(const Problem& p, double blur);
 
-// The sharp phantom averaged over the voxel's box shifted by `offset` voxels along every axis,
-// [x_n + offset/n, x_n + (offset + 1)/n)^3, sub^3 points per voxel. offset 0 is true_image().
-cvec shifted_box_image(const Problem& p, double offset, int sub = 4);
-
 // Gridding as an image of the voxel basis: the density-compensated F^H d,
 // sum_m w_m conj(phi_m) d_m e^{i 2 pi k_m . x_n} (w_m = spiral_density), whose target is the
 // box average of true_image(); gridding_recon() (w_m d_m, no conj(phi)) estimates the object
