@@ -49,8 +49,8 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"ls", "gridding", "gridding-plain"}))->capture_default_str();
   app.add_option("--iterations", o.iterations, "CG iterations")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--lambda", o.lambda, "Weight of the finite-difference penalty lambda ||W rho||^2")->check(core::FiniteRange(0, 1e12))->capture_default_str();
-  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft")->capture_default_str();
-  app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single, nufft")->capture_default_str();
+  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft, or a ladder step by id (03_gather .. 10_phase_recurrence: its program, run on the problem)")->capture_default_str();
+  app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single, nufft, or a ladder step by id")->capture_default_str();
   app.add_option("--kernel-width", o.kernel_width, "Gridding: Kaiser-Bessel kernel width W (grid cells)")->check(CLI::Range(2, 16))->capture_default_str();
   app.add_option("--oversampling", o.oversampling, "Gridding: grid oversampling sigma")->check(core::FiniteRange(1.25, 4))->capture_default_str();
   app.add_option("--json", o.json_path, "Append a results record (JSON line) to this file");

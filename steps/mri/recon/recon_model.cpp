@@ -2,11 +2,18 @@
 
 #include <fftw3.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <cmath>
 #include <random>
 
 #include "error.hpp"
+#include "npy.hpp"
 #include "phantom.hpp"
 #include "portable.hpp"
 
@@ -141,13 +148,70 @@ std::vector<std::string> recon_sum_step_names() {
   return names;
 }
 
+namespace {
+
+// The ladder's step programs are built beside mri_recon's folder: build/steps/mri/mri_NN_name.
+std::filesystem::path ladder_program(const std::string& id) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return self.parent_path().parent_path() / ("mri_" + id);
+}
+
+bool is_ladder_id(const std::string& name) {
+  return name.size() > 3 && std::isdigit((unsigned char)name[0]) && std::isdigit((unsigned char)name[1]) && name[2] == '_';
+}
+
+// A ladder step run as its own program: the problem written as a folder, the step run on it
+// once (no warm-up, no check: mri_recon measures the image), its --out read back. What runs
+// is exactly the step's program, GPU steps included; exit 77 (no GPU) passes through.
+SumStep program_sums(const std::string& id, const std::filesystem::path& exe) {
+  return [id, exe](const Problem& p, Kernel k) {
+    namespace fs = std::filesystem;
+    const char* kernel = k == Kernel::q ? "q" : "fhd";
+    const fs::path dir = fs::temp_directory_path() / ("stepwise-recon-" + std::to_string(::getpid()) + "-" + id + "-" + kernel);
+    fs::remove_all(dir);
+    save_folder(p, dir.string());
+    const fs::path out = dir / "out.npy";
+    const std::string cmd = "'" + exe.string() + "' --input '" + dir.string() + "' --kernel " + kernel + " --out '" +
+                            out.string() + "' --repeat 1 --warmup 0 --quiet";
+    const int status = std::system(cmd.c_str());
+    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (rc == core::kNoGpu) {
+      fs::remove_all(dir);
+      throw core::NoGpuError("mri_" + id + " needs a GPU");
+    }
+    if (rc != 0) {
+      fs::remove_all(dir);
+      throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " exited " + std::to_string(rc));
+    }
+    const std::vector<std::complex<float>> values = core::read_npy_as<std::complex<float>>(out.string());
+    fs::remove_all(dir);
+    if (values.size() != p.voxels())
+      throw core::RuntimeError("mri_" + id + " wrote " + std::to_string(values.size()) + " values for " +
+                               std::to_string(p.voxels()) + " voxels");
+    return cvec(values.begin(), values.end());
+  };
+}
+
+}  // namespace
+
 SumStep recon_sum_step(const std::string& name, const std::string& flag) {
   if (name == "nufft") return nufft_sums;
   const auto known = sum_step_names();
   if (std::find(known.begin(), known.end(), name) != known.end()) return sum_step(name, flag);
+  const std::string id = name.rfind("mri_", 0) == 0 ? name.substr(4) : name;
+  if (is_ladder_id(id)) {
+    const std::filesystem::path exe = ladder_program(id);
+    std::error_code ec;
+    if (exe.empty() || !std::filesystem::is_regular_file(exe, ec))
+      throw core::UsageError(flag + " " + name + ": no step program mri_" + id + " beside this build's steps/mri " +
+                             "(a ladder step's id, e.g. 03_gather, built with meson compile mri_" + id + ")");
+    return program_sums(id, exe);
+  }
   std::string list;
   for (const auto& s : recon_sum_step_names()) list += (list.empty() ? "" : ", ") + s;
-  throw core::UsageError(flag + " " + name + ": unknown step (known: " + list + ")");
+  throw core::UsageError(flag + " " + name + ": unknown step (known: " + list + ", or a ladder step's id such as 10_phase_recurrence)");
 }
 
 }  // namespace mri
