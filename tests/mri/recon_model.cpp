@@ -152,7 +152,7 @@ TEST(ReconSumStep, KnowsNufftAndListsAllNames) {
     recon_sum_step("gpu-magic", "--q-step");
     FAIL() << "no exception";
   } catch (const core::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--q-step gpu-magic: unknown step (known: cpu-double, cpu-single, nufft)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--q-step gpu-magic: unknown step (known: cpu-double, cpu-single, nufft;"), std::string::npos) << e.what();
   }
 }
 

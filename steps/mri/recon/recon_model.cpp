@@ -211,7 +211,7 @@ SumStep recon_sum_step(const std::string& name, const std::string& flag) {
   }
   std::string list;
   for (const auto& s : recon_sum_step_names()) list += (list.empty() ? "" : ", ") + s;
-  throw core::UsageError(flag + " " + name + ": unknown step (known: " + list + ", or a ladder step's id such as 10_phase_recurrence)");
+  throw core::UsageError(flag + " " + name + ": unknown step (known: " + list + "; or a ladder step's id, e.g. 10_phase_recurrence)");
 }
 
 }  // namespace mri
