@@ -120,10 +120,10 @@ int main(int argc, char** argv) {
     const double kernel_ratio = m.kernel_ms / ref.kernel_ms.median, e2e_ratio = m.end_to_end_ms / ref.total_ms.median;
     if (std::fabs(kernel_ratio - 1) > 0.10)
       return wrong("kernel time disagrees with the project's timer: " + std::to_string(kernel_ratio) +
-                   "x (allowed: within 10 %)");
+                   "x (allowed: within 10 %; is another program using the GPU? nvidia-smi says)");
     if (std::fabs(e2e_ratio - 1) > 0.25)
       return wrong("end-to-end time disagrees with the project's timer: " + std::to_string(e2e_ratio) +
-                   "x (allowed: within 25 %)");
+                   "x (allowed: within 25 %; is another program using the GPU or the bus? nvidia-smi says)");
     printf("timing agrees: kernel %.3fx, end-to-end %.3fx the project's timer\n", kernel_ratio, e2e_ratio);
     return 0;
   });
