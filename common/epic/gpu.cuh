@@ -138,6 +138,43 @@ struct Shape {
   int n, support, stands, channels, pols, planes;
 };
 
+// For each (channel, cell), the stands whose S x S support covers it and their weights, in
+// stand order, as compressed rows: start has channels * N * N + 1 entries, and cell (c, y, x)'s
+// entries are start[(c N + y) N + x] .. start[... + 1] - 1. Made once in load(): gathering a cell
+// from its list writes it once, with no atomics.
+struct CellLists {
+  std::vector<int32_t> start, stand;
+  std::vector<float> weight;
+};
+inline CellLists make_cell_lists(const Inputs& in) {
+  const int n = in.image_size, mask = n - 1, S = in.support;
+  const size_t nn = size_t(n) * n, lists = size_t(in.channels) * nn;
+  CellLists l;
+  l.start.assign(lists + 1, 0);
+  auto cell_of = [&](int c, int a, int iy, int ix) {
+    const size_t plan = size_t(c) * in.stands + a;
+    return size_t(c) * nn + size_t((in.cell_y[plan] + iy) & mask) * n + ((in.cell_x[plan] + ix) & mask);
+  };
+  for (int c = 0; c < in.channels; ++c)
+    for (int a = 0; a < in.stands; ++a)
+      for (int iy = 0; iy < S; ++iy)
+        for (int ix = 0; ix < S; ++ix) ++l.start[cell_of(c, a, iy, ix) + 1];
+  for (size_t k = 0; k < lists; ++k) l.start[k + 1] += l.start[k];
+  std::vector<int32_t> fill(l.start.begin(), l.start.end() - 1);
+  l.stand.resize(size_t(l.start[lists]));
+  l.weight.resize(size_t(l.start[lists]));
+  for (int c = 0; c < in.channels; ++c)
+    for (int a = 0; a < in.stands; ++a)
+      for (int iy = 0; iy < S; ++iy)
+        for (int ix = 0; ix < S; ++ix) {
+          const size_t plan = size_t(c) * in.stands + a;
+          const int32_t e = fill[cell_of(c, a, iy, ix)]++;
+          l.stand[size_t(e)] = a;
+          l.weight[size_t(e)] = in.weight_y[plan * S + iy] * in.weight_x[plan * S + ix];
+        }
+  return l;
+}
+
 inline int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }
 
 // Each stand's autocorrelations over the batch, exact in integers: xx, yy, Re and Im of x conj(y).

@@ -211,35 +211,11 @@ class GpuBatched final : public Step {
     timer_.end();
   }
 
-  // For each (channel, cell), the stands whose S x S support covers it and their weights, in
-  // stand order (compressed rows: cell_start has channels * N * N + 1 entries).
   void upload_cell_lists(const Inputs& in) {
-    const int n = in.image_size, mask = n - 1, S = in.support;
-    const size_t nn = size_t(n) * n, lists = size_t(in.channels) * nn;
-    std::vector<int32_t> start(lists + 1, 0);
-    auto cell_of = [&](int c, int a, int iy, int ix) {
-      const size_t plan = size_t(c) * in.stands + a;
-      return size_t(c) * nn + size_t((in.cell_y[plan] + iy) & mask) * n + ((in.cell_x[plan] + ix) & mask);
-    };
-    for (int c = 0; c < in.channels; ++c)
-      for (int a = 0; a < in.stands; ++a)
-        for (int iy = 0; iy < S; ++iy)
-          for (int ix = 0; ix < S; ++ix) ++start[cell_of(c, a, iy, ix) + 1];
-    for (size_t l = 0; l < lists; ++l) start[l + 1] += start[l];
-    std::vector<int32_t> stand(start[lists]), fill(start.begin(), start.end() - 1);
-    std::vector<float> weight(start[lists]);
-    for (int c = 0; c < in.channels; ++c)
-      for (int a = 0; a < in.stands; ++a)
-        for (int iy = 0; iy < S; ++iy)
-          for (int ix = 0; ix < S; ++ix) {
-            const size_t plan = size_t(c) * in.stands + a;
-            const int32_t e = fill[cell_of(c, a, iy, ix)]++;
-            stand[e] = a;
-            weight[e] = in.weight_y[plan * S + iy] * in.weight_x[plan * S + ix];
-          }
-    cell_start_.upload(start.data(), start.size());
-    cell_stand_.upload(stand.data(), stand.size());
-    cell_weight_.upload(weight.data(), weight.size());
+    const CellLists l = make_cell_lists(in);
+    cell_start_.upload(l.start.data(), l.start.size());
+    cell_stand_.upload(l.stand.data(), l.stand.size());
+    cell_weight_.upload(l.weight.data(), l.weight.size());
   }
 
   int threads_;

@@ -1,10 +1,10 @@
 // epic 03_fused: the whole imaging of a sample in one block, on chip. One block per (channel,
 // slice of the gulp's samples); for each of its samples the block
-//   grids     the stands' voltages into a 64 x 64 grid per polarization in shared memory
-//             (shared-memory atomics: a cell takes a few stands),
-//   transforms each grid with its own 2D inverse FFT in shared memory: 64-point transforms of
-//             the rows, then of the columns, each split 64 = 8 x 8 (two rounds of 8-point
-//             transforms in registers, with the twiddles between them),
+//   grids     each cell from its list of (stand, weight) (02's lists), straight into the
+//             registers of the thread that transforms it: nothing zeroed, no atomics,
+//   transforms the grid of each polarization with its own 2D inverse FFT in shared memory:
+//             64-point transforms of the columns, then of the rows, each split 64 = 8 x 8 (two
+//             rounds of 8-point transforms in registers, the twiddles between them),
 //   multiplies the fields of the two polarizations at the 8 pixels a thread ends up holding,
 //             and adds the products to sums kept in registers,
 // and after its last sample adds the sums to the image. No grid, field or product ever goes
@@ -28,6 +28,7 @@ namespace {
 constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
+constexpr int kMaxBytes = 2 * kThreads;  // a sample's voltage bytes (stands x pols) a block stages
 
 // e^{+2 pi i m / 64}: the inverse transform's twiddles, made in double on the host.
 __constant__ float2 c_twiddle[kN];
@@ -77,73 +78,120 @@ __device__ __forceinline__ void round_two(const float2* line, int step, int k1, 
   dft8(v);
 }
 
-// Per thread: its line (row or column) `lane` and its eighth `eighth`. Rows are kRow apart, so
-// 32 threads of a warp reading 32 rows at the same column hit 32 different banks; columns are
-// adjacent. POLS: 1 or 2 grids. The sums of a pixel over the samples are the four numbers every
-// product is made of: |X|^2, |Y|^2, and the real and imaginary parts of X conj(Y).
+// A thread is (lane, eighth): in the column transforms it works on column `lane`, in the row
+// transforms on row `lane`; a warp's 32 threads are 32 adjacent columns (coalesced cell lists,
+// conflict-free columns) or 32 rows kRow cells apart (conflict-free rows). POLS: 1 or 2 grids.
+//
+// Per sample, three barriers: round one of the columns gathers the cells from their lists
+// straight into registers (no zeroing, no atomics) and writes grid A; round two reads A and
+// writes B; the rows' round one works in B in place; round two reads B into registers, where
+// the products are summed. Two grids (A, B) are what lets one barrier serve each exchange: a
+// round never writes what another thread may still read. The sample's voltage bytes are
+// staged in shared memory one sample ahead, and read from global memory two samples ahead.
+//
+// The sums of a pixel over the samples are the four numbers every product is made of: |X|^2,
+// |Y|^2, and the real and imaginary parts of X conj(Y).
 template <int POLS>
 __global__ void __launch_bounds__(kThreads, 1)
     image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
-                  const int32_t* __restrict__ cell_x, const int32_t* __restrict__ cell_y,
-                  const float* __restrict__ weight_x, const float* __restrict__ weight_y, float* image) {
-  extern __shared__ float2 grids[];  // POLS grids of kN rows of kRow cells
+                  const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
+  extern __shared__ float2 shared[];
   constexpr int kGrid = kN * kRow;
+  float2* const grid_a = shared;                     // POLS grids
+  float2* const grid_b = shared + POLS * kGrid;      // POLS grids
+  uint8_t* const bytes = reinterpret_cast<uint8_t*>(shared + 2 * POLS * kGrid);  // 2 x kMaxBytes
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN;
-  float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row eighth + 8 k, column lane)
+  const int sample_bytes = s.stands * POLS;
+  const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
+  const size_t sample_stride = size_t(s.channels) * sample_bytes;
 
+  // This thread's eight cells (row 8 n1 + eighth, column lane) and their lists, packed as
+  // (first entry of the channel's, count): the same for every sample.
+  const size_t nn = size_t(kN) * kN, lists = size_t(c) * nn;
+  const int base = cell_start[lists];
+  uint32_t span[8];
+#pragma unroll
+  for (int n1 = 0; n1 < 8; ++n1) {
+    const size_t cell = lists + size_t(8 * n1 + eighth) * kN + lane;
+    span[n1] = uint32_t(cell_start[cell] - base) | (uint32_t(cell_start[cell + 1] - cell_start[cell]) << 16);
+  }
+  cell_entry += base;
+
+  // Bytes a thread moves per sample: thread i the bytes i and i + kThreads.
+  uint8_t ahead[kMaxBytes / kThreads];
+  auto fetch = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes && t < last) ahead[k] = channel_bytes[size_t(t) * sample_stride + e];
+    }
+  };
+  auto stage = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes) bytes[(t & 1) * kMaxBytes + e] = ahead[k];
+    }
+  };
+  fetch(first);
+  stage(first);
+  fetch(first + 1);
+  __syncthreads();
+
+  float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
   for (int t = first; t < last; ++t) {
-    // Zero the cells this thread read last in round two of the columns: nobody else reads them
-    // until the barrier, so no barrier is needed before this.
+    // Columns, round one: gather the eight cells, both polarizations, from the staged bytes.
+    const uint8_t* now = bytes + (t & 1) * kMaxBytes;
+    float2 v[POLS][8];
 #pragma unroll
-    for (int p = 0; p < POLS; ++p)
+    for (int n1 = 0; n1 < 8; ++n1) {
+      float2 cell[POLS];
 #pragma unroll
-      for (int n = 0; n < 8; ++n) grids[p * kGrid + (8 * eighth + n) * kRow + lane] = make_float2(0, 0);
-    __syncthreads();
-
-    // Grid: a thread per (stand, pol) byte of this (sample, channel), coalesced.
-    const uint8_t* bytes = volts + (size_t(t) * s.channels + c) * s.stands * POLS;
-    for (int e = threadIdx.x; e < s.stands * POLS; e += kThreads) {
-      const int a = e / POLS, p = e % POLS;
-      const uint8_t b = bytes[e];
-      const float re = float(nibble_re(b)), im = float(nibble_im(b));
-      const size_t plan = size_t(c) * s.stands + a;
-      const int x0 = cell_x[plan], y0 = cell_y[plan];
-      for (int iy = 0; iy < s.support; ++iy) {
-        const float wy = weight_y[plan * s.support + iy];
-        float2* row = grids + p * kGrid + ((y0 + iy) & (kN - 1)) * kRow;
-        for (int ix = 0; ix < s.support; ++ix) {
-          const float w = wy * weight_x[plan * s.support + ix];
-          float2* cell = row + ((x0 + ix) & (kN - 1));
-          atomicAdd(&cell->x, w * re);
-          atomicAdd(&cell->y, w * im);
+      for (int p = 0; p < POLS; ++p) cell[p] = make_float2(0, 0);
+      const int from = int(span[n1] & 0xffff), to = from + int(span[n1] >> 16);
+      for (int e = from; e < to; ++e) {
+        const int2 entry = cell_entry[e];  // (stand, weight)
+        const float w = __int_as_float(entry.y);
+#pragma unroll
+        for (int p = 0; p < POLS; ++p) {
+          const uint8_t b = now[entry.x * POLS + p];
+          cell[p].x += w * float(nibble_re(b));
+          cell[p].y += w * float(nibble_im(b));
         }
       }
+#pragma unroll
+      for (int p = 0; p < POLS; ++p) v[p][n1] = cell[p];
+    }
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) {
+      dft8(v[p]);
+#pragma unroll
+      for (int k1 = 0; k1 < 8; ++k1) grid_a[p * kGrid + (8 * k1 + eighth) * kRow + lane] = mul(v[p][k1], c_twiddle[eighth * k1]);
+    }
+    // The next sample's bytes into the other buffer (last read a sample ago, before a barrier),
+    // and the one after that from global memory, a whole sample ahead of its use.
+    if (t + 1 < last) stage(t + 1);
+    fetch(t + 2);
+    __syncthreads();
+
+    // Columns, round two: A -> B.
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) {
+      round_two(grid_a + p * kGrid + lane, kRow, eighth, v[p]);
+#pragma unroll
+      for (int k2 = 0; k2 < 8; ++k2) grid_b[p * kGrid + (eighth + 8 * k2) * kRow + lane] = v[p][k2];
     }
     __syncthreads();
 
-    // Rows: thread (row lane, eighth).
+    // Rows, round one, in B in place; round two into registers.
 #pragma unroll
-    for (int p = 0; p < POLS; ++p) round_one(grids + p * kGrid + lane * kRow, 1, eighth);
+    for (int p = 0; p < POLS; ++p) round_one(grid_b + p * kGrid + lane * kRow, 1, eighth);
     __syncthreads();
-    float2 v[POLS][8];
 #pragma unroll
-    for (int p = 0; p < POLS; ++p) round_two(grids + p * kGrid + lane * kRow, 1, eighth, v[p]);
-    __syncthreads();  // every row read before any is overwritten
-#pragma unroll
-    for (int p = 0; p < POLS; ++p)
-#pragma unroll
-      for (int k2 = 0; k2 < 8; ++k2) grids[p * kGrid + lane * kRow + eighth + 8 * k2] = v[p][k2];
-    __syncthreads();
+    for (int p = 0; p < POLS; ++p) round_two(grid_b + p * kGrid + lane * kRow, 1, eighth, v[p]);
 
-    // Columns: thread (column lane, eighth). Round two leaves the fields in registers.
-#pragma unroll
-    for (int p = 0; p < POLS; ++p) round_one(grids + p * kGrid + lane, kRow, eighth);
-    __syncthreads();
-#pragma unroll
-    for (int p = 0; p < POLS; ++p) round_two(grids + p * kGrid + lane, kRow, eighth, v[p]);
-
-    // Cross-multiply and accumulate: v[p][k] is the field of pol p at row eighth + 8 k.
+    // Cross-multiply and accumulate: v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const float2 fx = v[0][k];
@@ -159,10 +207,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // The products of the slice, added to the image (zeroed once a run): a channel's slices add
   // into the same pixels, hence atomics. Zenith to the centre, as the other steps.
-  const size_t nn = size_t(kN) * kN;
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
-    const int jy = eighth + 8 * k, jx = lane;
+    const int jy = lane, jx = eighth + 8 * k;
     const size_t dst = size_t((jy + kN / 2) & (kN - 1)) * kN + ((jx + kN / 2) & (kN - 1));
     for (int q = 0; q < pl.count; ++q) {
       float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + dst;
@@ -209,9 +256,19 @@ class Fused final : public Step {
     for (auto& v : volts_) v.resize(gulp_bytes);
     image_.resize(in.image_values());
     autos_.resize(size_t(in.channels) * in.stands);
+    if (in.stands * in.pols > kMaxBytes)
+      throw core::UsageError("03_fused stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+                             std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
     const size_t plan = size_t(in.channels) * in.stands;
-    cell_x_.upload(in.cell_x, plan);
-    cell_y_.upload(in.cell_y, plan);
+    const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
+    std::vector<int2> entry(lists.stand.size());
+    for (size_t e = 0; e < entry.size(); ++e) {
+      int32_t w;
+      std::memcpy(&w, &lists.weight[e], sizeof w);
+      entry[e] = make_int2(lists.stand[e], w);
+    }
+    cell_start_.upload(lists.start.data(), lists.start.size());
+    cell_entry_.upload(entry.data(), entry.size());
     weight_x_.upload(in.weight_x, plan * in.support);
     weight_y_.upload(in.weight_y, plan * in.support);
     correction_.upload(in.correction, size_t(in.image_size));
@@ -223,9 +280,9 @@ class Fused final : public Step {
     }
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle, twiddle, sizeof(twiddle)));
 
-    // Shared memory per block: one padded grid per polarization (66,560 bytes for two: over
-    // the 48 KB a block gets without asking).
-    smem_ = size_t(in.pols) * kN * kRow * sizeof(float2);
+    // Shared memory per block: two padded grids per polarization and two samples' bytes
+    // (135,168 bytes for two polarizations: far over the 48 KB a block gets without asking).
+    smem_ = 2 * size_t(in.pols) * kN * kRow * sizeof(float2) + 2 * kMaxBytes;
     const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
@@ -251,11 +308,11 @@ class Fused final : public Step {
       CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
       timer_.begin("image");
       if (in_.pols > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_x_.data(), cell_y_.data(),
-                                                    weight_x_.data(), weight_y_.data(), image_.data());
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_x_.data(), cell_y_.data(),
-                                                    weight_x_.data(), weight_y_.data(), image_.data());
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -313,7 +370,8 @@ class Fused final : public Step {
   core::PinnedArray<uint8_t> pinned_;
   core::DeviceArray<uint8_t> volts_[2];
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
-  core::DeviceArray<int32_t> cell_x_, cell_y_;
+  core::DeviceArray<int32_t> cell_start_;
+  core::DeviceArray<int2> cell_entry_;
   core::DeviceArray<int4> autos_;
   PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
