@@ -106,17 +106,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
 
-  // This thread's eight cells (row 8 n1 + eighth, column lane) and their lists, packed as
-  // (first entry of the channel's, count): the same for every sample.
-  const size_t nn = size_t(kN) * kN, lists = size_t(c) * nn;
-  const int base = cell_start[lists];
-  uint32_t span[8];
-#pragma unroll
-  for (int n1 = 0; n1 < 8; ++n1) {
-    const size_t cell = lists + size_t(8 * n1 + eighth) * kN + lane;
-    span[n1] = uint32_t(cell_start[cell] - base) | (uint32_t(cell_start[cell + 1] - cell_start[cell]) << 16);
-  }
-  cell_entry += base;
+  // This thread's eight cells are (row 8 n1 + eighth, column lane): a warp reads the bounds of
+  // 32 adjacent lists, one coalesced load (kept in registers they would spill).
+  const size_t nn = size_t(kN) * kN;
+  const int32_t* my_lists = cell_start + size_t(c) * nn + size_t(eighth) * kN + lane;
 
   // Bytes a thread moves per sample: thread i the bytes i and i + kThreads.
   uint8_t ahead[kMaxBytes / kThreads];
@@ -149,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       float2 cell[POLS];
 #pragma unroll
       for (int p = 0; p < POLS; ++p) cell[p] = make_float2(0, 0);
-      const int from = int(span[n1] & 0xffff), to = from + int(span[n1] >> 16);
+      const int from = __ldg(my_lists + 8 * n1 * kN), to = __ldg(my_lists + 8 * n1 * kN + 1);
       for (int e = from; e < to; ++e) {
         const int2 entry = cell_entry[e];  // (stand, weight)
         const float w = __int_as_float(entry.y);
