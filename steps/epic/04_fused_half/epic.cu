@@ -1,0 +1,356 @@
+// epic 04_fused_half: 03 with both polarizations of a cell in one pair of half2 values,
+// (X.re, Y.re) and (X.im, Y.im). Every add and multiply of the transform is one half2
+// instruction for the two polarizations, where 03 needed two float instructions each; a cell
+// takes 8 bytes of shared memory where 03's two float2 took 16. The cells are gathered in
+// float and rounded to half once; the products are formed and summed in float. The error
+// against fp32 is measured and stated in the README; validation uses the half class.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "device_array.cuh"
+#include "gpu.cuh"
+#include "portable.hpp"
+#include "step.hpp"
+#include "voltage.hpp"
+
+namespace epic {
+namespace {
+
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
+constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
+constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
+constexpr int kMaxBytes = 2 * kThreads;  // a sample's voltage bytes (stands x pols) a block stages
+
+// A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im).
+struct Pair {
+  half2 re, im;
+};
+
+// e^{+2 pi i m / 64}, each part in both halves: the inverse transform's twiddles, made in
+// double on the host and rounded once.
+__constant__ half2 c_twiddle_cos[kN], c_twiddle_sin[kN];
+
+__device__ __forceinline__ Pair add(Pair a, Pair b) { return {__hadd2(a.re, b.re), __hadd2(a.im, b.im)}; }
+__device__ __forceinline__ Pair sub(Pair a, Pair b) { return {__hsub2(a.re, b.re), __hsub2(a.im, b.im)}; }
+__device__ __forceinline__ Pair twiddle(Pair a, int m) {  // a e^{2 pi i m / 64}, both polarizations at once
+  const half2 c = c_twiddle_cos[m], s = c_twiddle_sin[m];
+  return {__hfma2(a.re, c, __hneg2(__hmul2(a.im, s))), __hfma2(a.re, s, __hmul2(a.im, c))};
+}
+
+// 4- and 8-point inverse DFTs in registers, natural order in and out: X[k] = sum_n x[n] e^{+2 pi i nk/M}.
+__device__ __forceinline__ void dft4(Pair& a0, Pair& a1, Pair& a2, Pair& a3) {
+  const Pair t0 = add(a0, a2), t1 = sub(a0, a2), t2 = add(a1, a3), d = sub(a1, a3);
+  const Pair t3 = {__hneg2(d.im), d.re};  // i (a1 - a3)
+  a0 = add(t0, t2), a1 = add(t1, t3), a2 = sub(t0, t2), a3 = sub(t1, t3);
+}
+__device__ __forceinline__ void dft8(Pair (&v)[8]) {
+  Pair e0 = v[0], e1 = v[2], e2 = v[4], e3 = v[6], o0 = v[1], o1 = v[3], o2 = v[5], o3 = v[7];
+  dft4(e0, e1, e2, e3);
+  dft4(o0, o1, o2, o3);
+  const half2 h = __float2half2_rn(0.70710678118654752f);  // e^{i pi/4} = h (1 + i)
+  o1 = {__hmul2(h, __hsub2(o1.re, o1.im)), __hmul2(h, __hadd2(o1.re, o1.im))};
+  o2 = {__hneg2(o2.im), o2.re};
+  o3 = {__hneg2(__hmul2(h, __hadd2(o3.re, o3.im))), __hmul2(h, __hsub2(o3.re, o3.im))};
+  v[0] = add(e0, o0), v[4] = sub(e0, o0);
+  v[1] = add(e1, o1), v[5] = sub(e1, o1);
+  v[2] = add(e2, o2), v[6] = sub(e2, o2);
+  v[3] = add(e3, o3), v[7] = sub(e3, o3);
+}
+
+// A 64-point transform as 8 x 8, for the transform whose element e lies at line[e * step]:
+// with e = 8 n1 + n2 and k = k1 + 8 k2,
+//   X[k1 + 8 k2] = sum_n2 e^{2 pi i n2 k2 / 8} [ e^{2 pi i n2 k1 / 64} sum_n1 x[8 n1 + n2] e^{2 pi i n1 k1 / 8} ].
+// Round one (thread n2 of the transform's eight): the inner 8-point DFT over n1 and the twiddle,
+// written back to the elements the thread read (8 k1 + n2 is again one of them).
+__device__ __forceinline__ void round_one(Pair* line, int step, int n2) {
+  Pair v[8];
+#pragma unroll
+  for (int n1 = 0; n1 < 8; ++n1) v[n1] = line[(8 * n1 + n2) * step];
+  dft8(v);
+#pragma unroll
+  for (int k1 = 0; k1 < 8; ++k1) line[(8 * k1 + n2) * step] = twiddle(v[k1], n2 * k1);
+}
+// Round two (thread k1): the outer 8-point DFT over n2 of elements 8 k1 .. 8 k1 + 7; v[k2]
+// becomes X[k1 + 8 k2]. The caller writes it back (after every thread has read) or keeps it.
+__device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pair (&v)[8]) {
+#pragma unroll
+  for (int n2 = 0; n2 < 8; ++n2) v[n2] = line[(8 * k1 + n2) * step];
+  dft8(v);
+}
+
+// A thread is (lane, eighth), as in 03: in the column transforms it works on column `lane`,
+// in the row transforms on row `lane`. One grid of pairs holds both polarizations (with one
+// polarization, Y is zero), so the kernel no longer depends on their number. Three barriers
+// per sample, two grids, bytes staged a sample ahead: 03's schedule.
+__global__ void __launch_bounds__(kThreads, 1)
+    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
+                  const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
+  extern __shared__ Pair shared[];
+  constexpr int kGrid = kN * kRow;
+  Pair* const grid_a = shared;
+  Pair* const grid_b = shared + kGrid;
+  uint8_t* const bytes = reinterpret_cast<uint8_t*>(shared + 2 * kGrid);  // 2 x kMaxBytes
+  const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
+  const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN, pols = s.pols;
+  const int sample_bytes = s.stands * pols;
+  const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
+  const size_t sample_stride = size_t(s.channels) * sample_bytes;
+  const size_t nn = size_t(kN) * kN;
+  const int32_t* my_lists = cell_start + size_t(c) * nn + size_t(eighth) * kN + lane;
+
+  uint8_t ahead[kMaxBytes / kThreads];
+  auto fetch = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes && t < last) ahead[k] = channel_bytes[size_t(t) * sample_stride + e];
+    }
+  };
+  auto stage = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes) bytes[(t & 1) * kMaxBytes + e] = ahead[k];
+    }
+  };
+  fetch(first);
+  stage(first);
+  fetch(first + 1);
+  __syncthreads();
+
+  float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
+  for (int t = first; t < last; ++t) {
+    // Columns, round one: gather the eight cells in float, round each to a pair of half2.
+    const uint8_t* now = bytes + (t & 1) * kMaxBytes;
+    Pair v[8];
+#pragma unroll
+    for (int n1 = 0; n1 < 8; ++n1) {
+      float2 x = make_float2(0, 0), y = make_float2(0, 0);
+      const int from = __ldg(my_lists + 8 * n1 * kN), to = __ldg(my_lists + 8 * n1 * kN + 1);
+      for (int e = from; e < to; ++e) {
+        const int2 entry = cell_entry[e];  // (stand, weight)
+        const float w = __int_as_float(entry.y);
+        const uint8_t bx = now[entry.x * pols];
+        x.x += w * float(nibble_re(bx));
+        x.y += w * float(nibble_im(bx));
+        if (pols > 1) {
+          const uint8_t by = now[entry.x * pols + 1];
+          y.x += w * float(nibble_re(by));
+          y.y += w * float(nibble_im(by));
+        }
+      }
+      v[n1] = {__floats2half2_rn(x.x, y.x), __floats2half2_rn(x.y, y.y)};
+    }
+    dft8(v);
+#pragma unroll
+    for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * kRow + lane] = twiddle(v[k1], eighth * k1);
+    if (t + 1 < last) stage(t + 1);
+    fetch(t + 2);
+    __syncthreads();
+
+    // Columns, round two: A -> B.
+    round_two(grid_a + lane, kRow, eighth, v);
+#pragma unroll
+    for (int k2 = 0; k2 < 8; ++k2) grid_b[(eighth + 8 * k2) * kRow + lane] = v[k2];
+    __syncthreads();
+
+    // Rows, round one, in B in place; round two into registers.
+    round_one(grid_b + lane * kRow, 1, eighth);
+    __syncthreads();
+    round_two(grid_b + lane * kRow, 1, eighth, v);
+
+    // Cross-multiply and accumulate in float: X = (re.x, im.x), Y = (re.y, im.y).
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const float2 re = __half22float2(v[k].re), im = __half22float2(v[k].im);
+      xx[k] += re.x * re.x + im.x * im.x;
+      yy[k] += re.y * re.y + im.y * im.y;
+      xy_re[k] += re.x * re.y + im.x * im.y;
+      xy_im[k] += im.x * re.y - re.x * im.y;
+    }
+  }
+
+  // The products of the slice, added to the image (zeroed once a run), as 03.
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const int jy = lane, jx = eighth + 8 * k;
+    const size_t dst = size_t((jy + kN / 2) & (kN - 1)) * kN + ((jx + kN / 2) & (kN - 1));
+    for (int q = 0; q < pl.count; ++q) {
+      float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + dst;
+      switch (Product(pl.kind[q])) {
+        case Product::XX: atomicAdd(o, xx[k]); break;
+        case Product::YY: atomicAdd(o, yy[k]); break;
+        case Product::I: atomicAdd(o, xx[k] + yy[k]); break;
+        case Product::XY: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, xy_im[k]); break;
+        case Product::YX: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, -xy_im[k]); break;
+      }
+    }
+  }
+}
+
+class Fused final : public Step {
+ public:
+  explicit Fused(long slices) : slices_(int(slices)) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; ++k) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
+    }
+  }
+  ~Fused() override {
+    for (int k = 0; k < 2; ++k) {
+      cudaEventDestroy(copied_[k]);
+      cudaEventDestroy(consumed_[k]);
+    }
+    cudaStreamDestroy(copy_stream_);
+  }
+
+  void load(const Inputs& in) override {
+    if (in.image_size != kN)
+      throw core::UsageError("04_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 05_cluster_128's)");
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    const size_t gulp_bytes = size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp;
+    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
+      pinned_.resize(gulp_bytes * in.gulps);
+      std::memcpy(pinned_.data(), in.voltages, gulp_bytes * in.gulps);
+      host_source_ = in.voltages;
+    }
+    for (auto& v : volts_) v.resize(gulp_bytes);
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    if (in.stands * in.pols > kMaxBytes)
+      throw core::UsageError("04_fused_half stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+                             std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
+    const size_t plan = size_t(in.channels) * in.stands;
+    const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
+    std::vector<int2> entry(lists.stand.size());
+    for (size_t e = 0; e < entry.size(); ++e) {
+      int32_t w;
+      std::memcpy(&w, &lists.weight[e], sizeof w);
+      entry[e] = make_int2(lists.stand[e], w);
+    }
+    cell_start_.upload(lists.start.data(), lists.start.size());
+    cell_entry_.upload(entry.data(), entry.size());
+    weight_x_.upload(in.weight_x, plan * in.support);
+    weight_y_.upload(in.weight_y, plan * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+
+    half2 cosines[kN], sines[kN];
+    for (int m = 0; m < kN; ++m) {
+      const double phase = 2 * M_PI * m / kN;
+      cosines[m] = __float2half2_rn(float(std::cos(phase)));
+      sines[m] = __float2half2_rn(float(std::sin(phase)));
+    }
+    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_cos, cosines, sizeof(cosines)));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_sin, sines, sizeof(sines)));
+
+    // Shared memory per block: two padded grids of pairs and two samples' bytes (68,608 bytes,
+    // half of 03's).
+    smem_ = 2 * size_t(kN) * kRow * sizeof(Pair) + 2 * kMaxBytes;
+    const void* kernel = (const void*)image_samples;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
+    // Slices per channel: enough blocks for every SM to hold as many as it can at once.
+    int device = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_));
+    blocks_per_sm_ = per_sm;
+    slices_used_ = slices_ > 0 ? slices_ : (sms * std::max(per_sm, 1) + in.channels - 1) / in.channels;
+    slices_used_ = std::min(slices_used_, in.samples_per_gulp);
+  }
+
+  void compute() override {
+    timer_.reset();
+    const ProductList pl = product_list(in_);
+    const int samples = in_.samples_per_gulp, per_slice = (samples + slices_used_ - 1) / slices_used_;
+    const dim3 grid(unsigned(in_.channels), unsigned((samples + per_slice - 1) / per_slice));
+    CUDA_CHECK(cudaMemsetAsync(image_.data(), 0, image_.size() * sizeof(float)));  // 13 MB, once a run
+    copy_gulp(0);
+    for (int g = 0; g < in_.gulps; ++g) {
+      if (g + 1 < in_.gulps) copy_gulp(g + 1);  // overlaps this gulp's work
+      const int k = g % 2;
+      CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+      timer_.begin("image");
+      image_samples<<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(), cell_entry_.data(),
+                                               image_.data());
+      CUDA_CHECK_LAUNCH();
+      timer_.end();
+      if (in_.remove_autos) {
+        timer_.begin("autos");
+        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, 256), 256>>>(s_, samples, g == 0, volts_[k].data(),
+                                                                                  autos_.data());
+        CUDA_CHECK_LAUNCH();
+        timer_.end();
+      }
+      CUDA_CHECK(cudaEventRecord(consumed_[k]));  // buffer k may take gulp g + 2
+    }
+    timer_.begin("finish");
+    const size_t nn = size_t(kN) * kN;
+    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
+                                                                  weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+
+  void describe(nlohmann::json& params) const override {
+    params["slices"] = slices_used_;  // blocks per channel
+    params["threads"] = kThreads;
+    params["blocks_per_sm"] = blocks_per_sm_;
+    params["shared_bytes"] = smem_;
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;
+  }
+
+ private:
+  // 02's: gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read
+  // that buffer (gulp g - 2) have run.
+  void copy_gulp(int g) {
+    const int k = g % 2;
+    const size_t bytes = volts_[k].size();
+    timer_.begin("copy", copy_stream_);
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
+    CUDA_CHECK(cudaMemcpyAsync(volts_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
+    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
+    timer_.end();
+  }
+
+  int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
+  size_t smem_ = 0;
+  Inputs in_{};
+  Shape s_{};
+  cudaStream_t copy_stream_{};
+  cudaEvent_t copied_[2]{}, consumed_[2]{};
+  const uint8_t* host_source_ = nullptr;
+  core::PinnedArray<uint8_t> pinned_;
+  core::DeviceArray<uint8_t> volts_[2];
+  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<int32_t> cell_start_;
+  core::DeviceArray<int2> cell_entry_;
+  core::DeviceArray<int4> autos_;
+  PhaseTimer timer_;
+  std::map<std::string, double> phase_ms_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
+          true, Accuracy::half,
+          {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Fused>(core::tunable(t, "slices")); }
+
+}  // namespace epic
