@@ -28,6 +28,9 @@ DEVICE_TAG=${DEVICE_TAG:-gpu}
 # Builds name the commit they come from; a copy of the tree without .git reads .stepwise-commit.
 [ -f "$ROOT/.stepwise-commit" ] && export STEPWISE_COMMIT=$(cat "$ROOT/.stepwise-commit")
 
+# What a step needs to run at all: epic 05 images 128 x 128 only.
+image_args() { case $1 in epic_05_*) echo "--image-size 128" ;; esac; }
+
 # GPU step programs: every step whose source is a .cu file, as TRACK ID pairs.
 gpu_steps() {
   local d
@@ -57,11 +60,12 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
     done
   done > "$work/jobs"
   export B work
+  export -f image_args
   xargs -P "$JOBS" -L 1 bash -c '
     tool=$0 prog=$1 k=${2:-}; track=${prog%%_*}; f="$work/$tool.$prog.$k.log"
     pad=""; [ $tool = memcheck ] && pad="--padding 4096"  # a write past one array must not land in the next
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool $pad --error-exitcode 9 \
-      "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
+      "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} $(image_args $prog) --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
     echo "$tool $prog $k: exit $? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | tail -1)" > "$f.summary"' < "$work/jobs"
   : > "$log"
   while read -r tool prog k; do
@@ -99,12 +103,16 @@ for track in mri mc; do  # every step on small, the GPU steps on large too (mri 
   done
 done
 
-if has ladder-epic; then  # small and large, the CPU imager once a size
-  for size in small large; do
-    for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
-      runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
-      "$B/steps/epic/epic_$id" --size $size $runs --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
-        || echo "FAILED epic_$id $size"
+if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64, then 128 x 128
+  # for the steps that image it (00-02 any size, 03-04 64 only, 05 128 only)
+  for n in 64 128; do
+    for size in small large; do
+      for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
+        case $n/$id in 64/05_*|128/03_*|128/04_*) continue ;; esac
+        runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
+        "$B/steps/epic/epic_$id" --size $size --image-size $n $runs --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
+          || echo "FAILED epic_$id $size $n"
+      done
     done
   done
 fi

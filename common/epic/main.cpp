@@ -72,6 +72,9 @@ Problem make_problem(const Options& o, const core::CoreOptions& core) {
     p.has_sky = true;
   }
   p.imaging.image_size = o.image_size;
+  // A generated problem imaged at 128 x 128 is another problem in the records ("large-128"):
+  // its rows must not stand in the 64 x 64 tables.
+  if (core.input.empty() && o.image_size != 64) p.name += "-" + std::to_string(o.image_size);
   p.imaging.grid_spacing = o.grid_spacing;
   p.imaging.support = o.support;
   p.imaging.kernel = o.kernel == "kaiser-bessel" ? KernelKind::kaiser_bessel : KernelKind::pswf;

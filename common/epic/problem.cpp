@@ -75,7 +75,8 @@ nlohmann::json Problem::params() const {
                       {"kernel", kernel_name(imaging.kernel)},
                       {"products", products_string(imaging.products)},
                       {"no_autos", imaging.remove_autos}};
-  if (name == "tiny" || name == "small" || name == "large" || name == "custom") j["seed"] = seed;
+  const std::string size = name.substr(0, name.find('-'));  // "large-128" is generated too
+  if (size == "tiny" || size == "small" || size == "large" || size == "custom") j["seed"] = seed;
   return j;
 }
 
