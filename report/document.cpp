@@ -281,6 +281,42 @@ class Writer {
     heat_profile_of(l, heading);
     phase_breakdown_of(l);
     loss_curves_of(l, heading);
+    sky_of(l, heading);
+  }
+
+  // The newest row that recorded its sky (record.sky: epic's --sky): the total intensity over
+  // the band with the simulated sources marked where the sky model puts them.
+  void sky_of(const Ladder& l, const std::string& heading) {
+    const Record* newest = nullptr;
+    for (const Record* r : l.rows) {
+      const json* sky = find_path(r->data, "sky.intensity");
+      if (sky && sky->is_array() && !sky->empty() && (!newest || r->time() > newest->time())) newest = r;
+    }
+    if (!newest) return;
+    std::vector<std::vector<double>> rows;
+    for (const json& row : *find_path(newest->data, "sky.intensity")) {
+      rows.emplace_back();
+      for (const json& v : row) rows.back().push_back(v.is_number() ? v.get<double>() : NAN);
+    }
+    std::vector<Mark> marks;
+    std::string listed;
+    if (const json* sources = find_path(newest->data, "sky.sources"))
+      for (const json& src : *sources) {
+        const std::string label = src.value("name", std::string("?"));
+        marks.push_back({label, src.at("pixel").at(0).get<double>(), src.at("pixel").at(1).get<double>()});
+        char text[160];
+        snprintf(text, sizeof text, "%s%s (l %.3f, m %.3f, %.0f Jy)", listed.empty() ? "" : "; ", label.c_str(),
+                 src.value("l", 0.0), src.value("m", 0.0), src.value("flux_jy", 0.0));
+        listed += text;
+      }
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
+                                    (l.device.empty() ? "cpu" : l.device) + "-sky");
+    figures_.push_back(sky_image(name, "sky, total intensity over the band: " + newest->step() + ", " + heading,
+                                 "l (pixel)", "m (pixel)", rows, marks));
+    md_ << "The sky as `" << newest->step() << "` imaged it (total intensity summed over the band, scaled to its peak; "
+        << "circles: the simulated sources where the sky model puts them" << (listed.empty() ? "" : ": " + listed)
+        << "):\n\n"
+        << "![sky, " << heading << "](figures/" << name << ".png)\n\n";
   }
 
   // Rows that time their phases (params.phase_ms_per_gulp, epic's GPU steps): one table, a

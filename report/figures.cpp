@@ -139,6 +139,33 @@ Figure lines(const std::string& name, const std::string& title, const Axes& axes
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }
 
+Figure sky_image(const std::string& name, const std::string& title, const std::string& x_label,
+                 const std::string& y_label, const std::vector<std::vector<double>>& rows,
+                 const std::vector<Mark>& marks) {
+  std::ostringstream image, points;
+  for (const auto& row : rows) {  // gnuplot's `matrix`: a line per row (y), a column per x
+    for (size_t x = 0; x < row.size(); ++x) image << (x ? " " : "") << fmt_data(row[x]);
+    image << "\n";
+  }
+  points << "# x  y  label\n";
+  for (const Mark& m : marks) points << fmt_data(m.x) << " " << fmt_data(m.y) << " " << data_label(m.label) << "\n";
+  const size_t w = rows.empty() ? 0 : rows[0].size(), h = rows.size();
+  std::ostringstream s;
+  s << preamble(name, title, 760, 680)
+    << "set size ratio -1\n"
+    << "set xrange [-0.5:" << w - 0.5 << "]\n"
+    << "set yrange [-0.5:" << h - 0.5 << "]\n"
+    << "set xlabel " << quoted(x_label) << "\n"
+    << "set ylabel " << quoted(y_label) << "\n"
+    << "set cblabel 'intensity / peak'\n"
+    << "set palette defined (0 'black', 0.3 '#3b0f70', 0.6 '#de4968', 1 '#fcfdbf')\n"
+    << "set key bottom right box opaque\n"
+    << "plot " << quoted(name + ".dat") << " matrix with image notitle, \\\n"
+    << "     " << quoted(name + "-sources.dat") << " using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#00e5ff' title 'simulated sources', \\\n"
+    << "     '' using 1:2:3 with labels offset char 0,1.6 tc rgb '#00e5ff' font 'Sans,9' notitle\n";
+  return {name, s.str(), {{name + ".dat", image.str()}, {name + "-sources.dat", points.str()}}};
+}
+
 Figure heat_profile(const std::string& name, const std::string& title, const Profile& p) {
   const bool exact = !p.exact.empty(), errors = !p.stderr_.empty();
   std::ostringstream dat;

@@ -48,6 +48,15 @@ struct Profile {
 };
 Figure heat_profile(const std::string& name, const std::string& title, const Profile& p);
 
+// An image (rows of equal length, row 0 at the bottom) with labelled marks on it: EPIC's sky.
+struct Mark {
+  std::string label;
+  double x, y;  // in pixels
+};
+Figure sky_image(const std::string& name, const std::string& title, const std::string& x_label,
+                 const std::string& y_label, const std::vector<std::vector<double>>& rows,
+                 const std::vector<Mark>& marks);
+
 // Where gnuplot is, or "" when it is not on PATH.
 std::string find_gnuplot(const std::string& name);
 

@@ -27,6 +27,7 @@ struct Options {
   double start_mhz = 0;                                 // 0: 38 MHz
   std::string products, stands, reference = "fx";
   bool no_autos = false;
+  bool sky = false;  // record the total-intensity image (the report's sky)
 };
 
 void add_problem_options(CLI::App& app, Options& o) {
@@ -45,6 +46,8 @@ void add_problem_options(CLI::App& app, Options& o) {
   app.add_option("--start-freq", o.start_mhz, "Centre of the first channel, MHz (default 38)")->check(core::FiniteRange(10.0, 88.0));
   app.add_option("--products", o.products, "Comma-separated products: XX, YY, XY (XY*), YX (YX*), I (default XX,YY,XY,YX; XX with one pol)");
   app.add_flag("--no-autos", o.no_autos, "Remove the autocorrelations from the image (exactly)");
+  app.add_flag("--sky", o.sky, "Put the total-intensity image over the band and the sources in view into the results "
+                               "record (--json), for the report's sky image");
   app.add_option("--stands", o.stands, "Stand positions: CSV with east, north, up columns in metres (datasets/epic.md)");
   app.add_option("--reference", o.reference, "Reference to validate against: fx (the correlator) or beamformer (per sample)")
       ->check(CLI::IsMember({"fx", "beamformer"}))->capture_default_str();
@@ -174,9 +177,41 @@ class EpicTrack final : public core::Track {
     record["throughput"]["realtime_factor"] = realtime_;
     record["throughput"]["gulp_ms_of_sky"] = p_.obs.gulp_seconds() * 1e3;
     record["image"] = {{"planes", plane_names(p_.imaging.products)}, {"layout", "(plane, channel, m, l)"}};
+    if (o_.sky) record["sky"] = sky_json();
   }
 
  private:
+  // The total-intensity image over the band, scaled to its peak (4 significant digits: a
+  // picture, not a measurement), and the named sources in view: the report's sky image.
+  core::json sky_json() const {
+    core::json sky = {{"image_size", p_.imaging.image_size}, {"layout", "(m, l), l = (column - N/2) / (N grid_spacing)"},
+                      {"grid_spacing", p_.imaging.grid_spacing}};
+    std::string why;
+    const std::vector<double> total = total_intensity(p_, image_.data(), &why);
+    if (total.empty()) {
+      sky["why_not"] = why;
+      return sky;
+    }
+    const double peak = *std::max_element(total.begin(), total.end());
+    const size_t n = size_t(p_.imaging.image_size);
+    core::json rows = core::json::array();
+    for (size_t m = 0; m < n; ++m) {
+      core::json row = core::json::array();
+      for (size_t l = 0; l < n; ++l) {
+        const double v = peak > 0 ? total[m * n + l] / peak : 0.0;
+        row.push_back(std::round(v * 1e4) / 1e4);
+      }
+      rows.push_back(row);
+    }
+    sky["peak"] = peak;
+    sky["intensity"] = rows;
+    core::json sources = core::json::array();
+    for (const SkyMark& k : sky_marks(p_))
+      sources.push_back({{"name", k.name}, {"l", k.l}, {"m", k.m}, {"flux_jy", k.flux}, {"pixel", {k.pixel_l, k.pixel_m}}});
+    sky["sources"] = sources;
+    return sky;
+  }
+
   std::string summary() const {
     std::string s;
     char line[768];

@@ -33,12 +33,7 @@ std::vector<int> validation_channels(int channels, uint64_t seed) {
   return out;
 }
 
-PeakCheck check_peak(const Problem& p, const float* image) {
-  PeakCheck pk;
-  if (!p.has_sky || p.sky.sources.empty()) {
-    pk.why_not = "no sky model";
-    return pk;
-  }
+std::vector<double> total_intensity(const Problem& p, const float* image, std::string* why) {
   const int n = p.imaging.image_size, C = p.obs.channels;
   const size_t nn = size_t(n) * n;
   // Which planes make the total intensity.
@@ -55,13 +50,38 @@ PeakCheck check_peak(const Problem& p, const float* image) {
   else if (xx >= 0) use = {xx};
   else if (yy >= 0) use = {yy};
   else {
-    pk.why_not = "no total-intensity product (XX, YY or I)";
-    return pk;
+    if (why) *why = "no total-intensity product (XX, YY or I)";
+    return {};
   }
   std::vector<double> total(nn, 0.0);
   for (int q : use)
     for (int c = 0; c < C; ++c)
       for (size_t i = 0; i < nn; ++i) total[i] += image[(size_t(q) * C + c) * nn + i];
+  return total;
+}
+
+std::vector<SkyMark> sky_marks(const Problem& p) {
+  std::vector<SkyMark> marks;
+  if (!p.has_sky) return marks;
+  const int n = p.imaging.image_size;
+  const double scale = n * p.imaging.grid_spacing;  // pixels per unit of l
+  for (const Source& s : p.sky.sources) {
+    const long jl = std::lround(s.l * scale), jm = std::lround(s.m * scale);
+    if (std::abs(jl) >= n / 2 || std::abs(jm) >= n / 2) continue;
+    marks.push_back({s.name, s.l, s.m, s.apparent(p.obs.centre_hz()), int(jl) + n / 2, int(jm) + n / 2});
+  }
+  return marks;
+}
+
+PeakCheck check_peak(const Problem& p, const float* image) {
+  PeakCheck pk;
+  if (!p.has_sky || p.sky.sources.empty()) {
+    pk.why_not = "no sky model";
+    return pk;
+  }
+  const int n = p.imaging.image_size;
+  const std::vector<double> total = total_intensity(p, image, &pk.why_not);
+  if (total.empty()) return pk;
 
   const Source& s = brightest(p.sky, p.obs.centre_hz());
   pk.source = s.name;

@@ -36,8 +36,20 @@ constexpr int kPeakTolerance = 1;       // the peak may sit this many pixels fro
 constexpr double kPeakFraction = 0.5;   // and must hold at least this share of the image's peak
 
 // The total-intensity image a step produced (I, else XX + YY, else XX or YY), summed over
-// channels, and the peak check on it.
+// channels, (m, l); empty when the products hold no total intensity (`why` says so).
+std::vector<double> total_intensity(const Problem& p, const float* image, std::string* why = nullptr);
+
+// The peak check on the total-intensity image.
 PeakCheck check_peak(const Problem& p, const float* image);
+
+// A named source of the sky model where the image shows it: pixel (column l, row m).
+struct SkyMark {
+  std::string name;
+  double l = 0, m = 0, flux = 0;  // flux: Jy the stands see at the band's centre
+  int pixel_l = 0, pixel_m = 0;
+};
+// The named sources that fall inside the image (none without a sky model).
+std::vector<SkyMark> sky_marks(const Problem& p);
 
 struct Verdict {
   ReferenceKind reference = ReferenceKind::fx;

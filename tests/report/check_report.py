@@ -306,7 +306,8 @@ def mode_hosts(exe, fixtures):
 def mode_sections(exe, fixtures):
     """Fields that some tracks record become parts of their tables: params.phase_ms_per_gulp a
     phase table whose sum is the phases', training.losses a loss figure that names the images
-    when the rows trained on different ones."""
+    when the rows trained on different ones, sky (epic's --sky) an image of the newest sky with
+    its sources marked."""
     with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
         gpu = [json.loads(l) for l in f if l.strip()][1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -318,8 +319,14 @@ def mode_sections(exe, fixtures):
         b["training"] = {"every": 2, "losses": [1.0, 0.5, 0.25]}
         b["problem"]["params"]["data"] = {"source": "synthetic"}
         c = json.loads(json.dumps(b)); c["step"] = "peer"; c["problem"]["params"]["data"] = {"source": "random-uniform"}
+        # Two rows record a sky: the newer one is drawn, with its sources where their pixels say.
+        d = json.loads(json.dumps(gpu)); d["track"] = "zz"; d["step"] = "03_sky"
+        d["sky"] = {"intensity": [[0, 0.5, 0], [0.25, 1, 0.125]],
+                    "sources": [{"name": "Cyg A-like", "l": 0.1, "m": 0.2, "flux_jy": 100, "pixel": [1, 1]}]}
+        e = json.loads(json.dumps(d)); e["step"] = "04_older_sky"; e["time"] = "2000-01-01T00:00:00Z"
+        e["sky"]["intensity"] = [[9, 9, 9], [9, 9, 9]]
         with open(os.path.join(results, "zz-x.jsonl"), "w") as f:
-            for r in (a, b, c):
+            for r in (a, b, c, d, e):
                 f.write(json.dumps(r) + "\n")
         out = os.path.join(tmp, "out")
         md = generate(exe, results, out, "--no-render")
@@ -334,6 +341,15 @@ def mode_sections(exe, fixtures):
                   "curves on different images name them")
             check("\n2 1\n4 0.5\n6 0.25\n" in dat, "one point every training.every steps")
         check("only the shapes of their curves compare" in md, "the text says the curves are on different images")
+        skies = [f for f in figures_of(md) if f.endswith("-sky")]
+        check(len(skies) == 1, "one sky figure for the table")
+        if skies:
+            image = open(os.path.join(out, "figures", skies[0] + ".dat")).read()
+            check(image.split("\n")[:2] == ["0 0.5 0", "0.25 1 0.125"], "the newest sky, a line per row of the image")
+            marks = open(os.path.join(out, "figures", skies[0] + "-sources.dat")).read()
+            check('1 1 "Cyg A-like"' in marks, "the source marked at its pixel, named")
+        check("The sky as `03_sky` imaged it" in md and "Cyg A-like (l 0.100, m 0.200, 100 Jy)" in md,
+              "the text names the step and the sources")
 
 
 def main():
