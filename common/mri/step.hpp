@@ -28,8 +28,9 @@ struct Inputs {
 
 // Accuracy classes and their thresholds are documented in steps/mri/README.md.
 enum class Accuracy {
-  exact,  // libm-accurate sin/cos in float
-  fast,   // special-function-unit sin/cos or phase recurrences
+  exact,     // libm-accurate sin/cos in float
+  fast,      // special-function-unit sin/cos or phase recurrences
+  gridding,  // an approximate sum: the adjoint NUFFT by Kaiser-Bessel gridding (11)
 };
 
 using StepInfo = core::StepInfo<Accuracy>;
