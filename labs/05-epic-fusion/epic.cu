@@ -1,0 +1,400 @@
+// Lab 05-epic-fusion: the fused kernel's shared-memory FFT. Read the handout,
+// labs/05-epic-fusion/README.md, first.
+//
+// This is step 03_fused with the two rounds of its 64-point transforms taken out: write the
+// bodies of round_one (TODO 2) and round_two (TODO 3). Everything else (the gather of the cells,
+// the barriers, the products, the image, the copies and the harness: problem, timing,
+// validation) is 03's and stays as it is: check your work with `./stepwise lab 05-epic-fusion check`.
+//
+// As handed out this file compiles and runs, but the rounds leave the grid as they find it, so
+// the image is not the sky's and the checker fails it.
+//
+// epic 03_fused: the whole imaging of a sample in one block, on chip. One block per (channel,
+// slice of the gulp's samples); for each of its samples the block
+//   grids     each cell from its list of (stand, weight) (02's lists), straight into the
+//             registers of the thread that transforms it: nothing zeroed, no atomics,
+//   transforms the grid of each polarization with its own 2D inverse FFT in shared memory:
+//             64-point transforms of the columns, then of the rows, each split 64 = 8 x 8 (two
+//             rounds of 8-point transforms in registers, the twiddles between them),
+//   multiplies the fields of the two polarizations at the 8 pixels a thread ends up holding,
+//             and adds the products to sums kept in registers,
+// and after its last sample adds the sums to the image. No grid, field or product ever goes
+// to global memory: per gulp the kernel reads the voltage bytes and writes the image once.
+// The copy (second stream, two buffers), the autocorrelations and `finish` are 02's.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "device_array.cuh"
+#include "gpu.cuh"
+#include "portable.hpp"
+#include "step.hpp"
+#include "voltage.hpp"
+
+namespace epic {
+namespace {
+
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
+constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
+constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
+constexpr int kMaxBytes = 2 * kThreads;  // a sample's voltage bytes (stands x pols) a block stages
+
+// e^{+2 pi i m / 64}: the inverse transform's twiddles, made in double on the host.
+__constant__ float2 c_twiddle[kN];
+
+__device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float2 sub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+__device__ __forceinline__ float2 mul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+
+// 4- and 8-point inverse DFTs in registers, natural order in and out: X[k] = sum_n x[n] e^{+2 pi i nk/M}.
+__device__ __forceinline__ void dft4(float2& a0, float2& a1, float2& a2, float2& a3) {
+  const float2 t0 = add(a0, a2), t1 = sub(a0, a2), t2 = add(a1, a3), d = sub(a1, a3);
+  const float2 t3 = make_float2(-d.y, d.x);  // i (a1 - a3)
+  a0 = add(t0, t2), a1 = add(t1, t3), a2 = sub(t0, t2), a3 = sub(t1, t3);
+}
+__device__ __forceinline__ void dft8(float2 (&v)[8]) {
+  float2 e0 = v[0], e1 = v[2], e2 = v[4], e3 = v[6], o0 = v[1], o1 = v[3], o2 = v[5], o3 = v[7];
+  dft4(e0, e1, e2, e3);
+  dft4(o0, o1, o2, o3);
+  const float h = 0.70710678118654752f;  // e^{i pi/4} = h (1 + i)
+  o1 = make_float2(h * (o1.x - o1.y), h * (o1.x + o1.y));
+  o2 = make_float2(-o2.y, o2.x);
+  o3 = make_float2(-h * (o3.x + o3.y), h * (o3.x - o3.y));
+  v[0] = add(e0, o0), v[4] = sub(e0, o0);
+  v[1] = add(e1, o1), v[5] = sub(e1, o1);
+  v[2] = add(e2, o2), v[6] = sub(e2, o2);
+  v[3] = add(e3, o3), v[7] = sub(e3, o3);
+}
+
+// A 64-point transform as 8 x 8, for the transform whose element e lies at line[e * step]:
+// with e = 8 n1 + n2 and k = k1 + 8 k2,
+//   X[k1 + 8 k2] = sum_n2 e^{2 pi i n2 k2 / 8} [ e^{2 pi i n2 k1 / 64} sum_n1 x[8 n1 + n2] e^{2 pi i n1 k1 / 8} ].
+// Round one (thread n2 of the transform's eight): the inner 8-point DFT over n1 and the twiddle,
+// written back to the elements the thread read (8 k1 + n2 is again one of them).
+//
+// TODO 2 (round one): thread n2 reads its eight elements x[8 n1 + n2], n1 = 0 .. 7, from line
+// (element e lies at line[e * step]: step is kRow for a column, 1 for a row), transforms them
+// over n1 with dft8(), multiplies output k1 by the twiddle e^{2 pi i n2 k1 / 64} (c_twiddle
+// holds e^{2 pi i m / 64} for m = 0 .. 63) and writes it to element 8 k1 + n2. The round works
+// in place with no barrier of its own: safe only because each thread writes back exactly the
+// elements it read. The columns' round one, in image_samples, is this round written out
+// beside the gather: compare yours with it.
+__device__ __forceinline__ void round_one(float2* line, int step, int n2) {
+  // As handed out: the line is left as it is.
+}
+// Round two (thread k1): the outer 8-point DFT over n2 of elements 8 k1 .. 8 k1 + 7; v[k2]
+// becomes X[k1 + 8 k2]. The caller writes it back (after every thread has read) or keeps it.
+//
+// TODO 3 (round two): thread k1 reads the eight elements that round one's eight threads left
+// for it (the exchange: each came from a different thread, through shared memory, after the
+// caller's barrier), transforms them over n2 with dft8() and leaves X[k1 + 8 k2] in v[k2].
+// It writes nothing to line: the caller stores v where the next round wants it.
+__device__ __forceinline__ void round_two(const float2* line, int step, int k1, float2 (&v)[8]) {
+  // As handed out: v keeps what the caller had in it, and line is not read.
+}
+
+// A thread is (lane, eighth): in the column transforms it works on column `lane`, in the row
+// transforms on row `lane`; a warp's 32 threads are 32 adjacent columns (coalesced cell lists,
+// conflict-free columns) or 32 rows kRow cells apart (conflict-free rows). POLS: 1 or 2 grids.
+//
+// Per sample, three barriers: round one of the columns gathers the cells from their lists
+// straight into registers (no zeroing, no atomics) and writes grid A; round two reads A and
+// writes B; the rows' round one works in B in place; round two reads B into registers, where
+// the products are summed. Two grids (A, B) are what lets one barrier serve each exchange: a
+// round never writes what another thread may still read. The sample's voltage bytes are
+// staged in shared memory one sample ahead, and read from global memory two samples ahead.
+//
+// The sums of a pixel over the samples are the four numbers every product is made of: |X|^2,
+// |Y|^2, and the real and imaginary parts of X conj(Y).
+template <int POLS>
+__global__ void __launch_bounds__(kThreads, 1)
+    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
+                  const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
+  extern __shared__ float2 shared[];
+  constexpr int kGrid = kN * kRow;
+  float2* const grid_a = shared;                     // POLS grids
+  float2* const grid_b = shared + POLS * kGrid;      // POLS grids
+  uint8_t* const bytes = reinterpret_cast<uint8_t*>(shared + 2 * POLS * kGrid);  // 2 x kMaxBytes
+  const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
+  const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN;
+  const int sample_bytes = s.stands * POLS;
+  const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
+  const size_t sample_stride = size_t(s.channels) * sample_bytes;
+
+  // This thread's eight cells are (row 8 n1 + eighth, column lane): a warp reads the bounds of
+  // 32 adjacent lists, one coalesced load (kept in registers they would spill).
+  const size_t nn = size_t(kN) * kN;
+  const int32_t* my_lists = cell_start + size_t(c) * nn + size_t(eighth) * kN + lane;
+
+  // Bytes a thread moves per sample: thread i the bytes i and i + kThreads.
+  uint8_t ahead[kMaxBytes / kThreads];
+  auto fetch = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes && t < last) ahead[k] = channel_bytes[size_t(t) * sample_stride + e];
+    }
+  };
+  auto stage = [&](int t) {
+#pragma unroll
+    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
+      const int e = threadIdx.x + k * kThreads;
+      if (e < sample_bytes) bytes[(t & 1) * kMaxBytes + e] = ahead[k];
+    }
+  };
+  fetch(first);
+  stage(first);
+  fetch(first + 1);
+  __syncthreads();
+
+  float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
+  for (int t = first; t < last; ++t) {
+    // Columns, round one: gather the eight cells, both polarizations, from the staged bytes.
+    const uint8_t* now = bytes + (t & 1) * kMaxBytes;
+    float2 v[POLS][8];
+#pragma unroll
+    for (int n1 = 0; n1 < 8; ++n1) {
+      float2 cell[POLS];
+#pragma unroll
+      for (int p = 0; p < POLS; ++p) cell[p] = make_float2(0, 0);
+      const int from = __ldg(my_lists + 8 * n1 * kN), to = __ldg(my_lists + 8 * n1 * kN + 1);
+      for (int e = from; e < to; ++e) {
+        const int2 entry = cell_entry[e];  // (stand, weight)
+        const float w = __int_as_float(entry.y);
+#pragma unroll
+        for (int p = 0; p < POLS; ++p) {
+          const uint8_t b = now[entry.x * POLS + p];
+          cell[p].x += w * float(nibble_re(b));
+          cell[p].y += w * float(nibble_im(b));
+        }
+      }
+#pragma unroll
+      for (int p = 0; p < POLS; ++p) v[p][n1] = cell[p];
+    }
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) {
+      dft8(v[p]);
+#pragma unroll
+      for (int k1 = 0; k1 < 8; ++k1) grid_a[p * kGrid + (8 * k1 + eighth) * kRow + lane] = mul(v[p][k1], c_twiddle[eighth * k1]);
+    }
+    // The next sample's bytes into the other buffer (last read a sample ago, before a barrier),
+    // and the one after that from global memory, a whole sample ahead of its use.
+    if (t + 1 < last) stage(t + 1);
+    fetch(t + 2);
+    __syncthreads();
+
+    // Columns, round two: A -> B.
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) {
+      round_two(grid_a + p * kGrid + lane, kRow, eighth, v[p]);
+#pragma unroll
+      for (int k2 = 0; k2 < 8; ++k2) grid_b[p * kGrid + (eighth + 8 * k2) * kRow + lane] = v[p][k2];
+    }
+    __syncthreads();
+
+    // Rows, round one, in B in place; round two into registers.
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) round_one(grid_b + p * kGrid + lane * kRow, 1, eighth);
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) round_two(grid_b + p * kGrid + lane * kRow, 1, eighth, v[p]);
+
+    // Cross-multiply and accumulate: v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const float2 fx = v[0][k];
+      xx[k] += fx.x * fx.x + fx.y * fx.y;
+      if (POLS > 1) {
+        const float2 fy = v[POLS - 1][k];
+        yy[k] += fy.x * fy.x + fy.y * fy.y;
+        xy_re[k] += fx.x * fy.x + fx.y * fy.y;
+        xy_im[k] += fx.y * fy.x - fx.x * fy.y;
+      }
+    }
+  }
+
+  // The products of the slice, added to the image (zeroed once a run): a channel's slices add
+  // into the same pixels, hence atomics. Zenith to the centre, as the other steps.
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const int jy = lane, jx = eighth + 8 * k;
+    const size_t dst = size_t((jy + kN / 2) & (kN - 1)) * kN + ((jx + kN / 2) & (kN - 1));
+    for (int q = 0; q < pl.count; ++q) {
+      float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + dst;
+      switch (Product(pl.kind[q])) {
+        case Product::XX: atomicAdd(o, xx[k]); break;
+        case Product::YY: atomicAdd(o, yy[k]); break;
+        case Product::I: atomicAdd(o, xx[k] + yy[k]); break;
+        case Product::XY: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, xy_im[k]); break;
+        case Product::YX: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, -xy_im[k]); break;
+      }
+    }
+  }
+}
+
+class Fused final : public Step {
+ public:
+  explicit Fused(long slices) : slices_(int(slices)) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; ++k) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
+    }
+  }
+  ~Fused() override {
+    for (int k = 0; k < 2; ++k) {
+      cudaEventDestroy(copied_[k]);
+      cudaEventDestroy(consumed_[k]);
+    }
+    cudaStreamDestroy(copy_stream_);
+  }
+
+  void load(const Inputs& in) override {
+    if (in.image_size != kN)
+      throw core::UsageError("03_fused images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 05_cluster_128's)");
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    const size_t gulp_bytes = size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp;
+    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
+      pinned_.resize(gulp_bytes * in.gulps);
+      std::memcpy(pinned_.data(), in.voltages, gulp_bytes * in.gulps);
+      host_source_ = in.voltages;
+    }
+    for (auto& v : volts_) v.resize(gulp_bytes);
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    if (in.stands * in.pols > kMaxBytes)
+      throw core::UsageError("03_fused stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+                             std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
+    const size_t plan = size_t(in.channels) * in.stands;
+    const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
+    std::vector<int2> entry(lists.stand.size());
+    for (size_t e = 0; e < entry.size(); ++e) {
+      int32_t w;
+      std::memcpy(&w, &lists.weight[e], sizeof w);
+      entry[e] = make_int2(lists.stand[e], w);
+    }
+    cell_start_.upload(lists.start.data(), lists.start.size());
+    cell_entry_.upload(entry.data(), entry.size());
+    weight_x_.upload(in.weight_x, plan * in.support);
+    weight_y_.upload(in.weight_y, plan * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+
+    float2 twiddle[kN];
+    for (int m = 0; m < kN; ++m) {
+      const double phase = 2 * M_PI * m / kN;
+      twiddle[m] = make_float2(float(std::cos(phase)), float(std::sin(phase)));
+    }
+    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle, twiddle, sizeof(twiddle)));
+
+    // Shared memory per block: two padded grids per polarization and two samples' bytes
+    // (135,168 bytes for two polarizations: far over the 48 KB a block gets without asking).
+    smem_ = 2 * size_t(in.pols) * kN * kRow * sizeof(float2) + 2 * kMaxBytes;
+    const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
+    // Slices per channel: enough blocks for every SM to hold as many as it can at once.
+    int device = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_));
+    blocks_per_sm_ = per_sm;
+    slices_used_ = slices_ > 0 ? slices_ : (sms * std::max(per_sm, 1) + in.channels - 1) / in.channels;
+    slices_used_ = std::min(slices_used_, in.samples_per_gulp);
+  }
+
+  void compute() override {
+    timer_.reset();
+    const ProductList pl = product_list(in_);
+    const int samples = in_.samples_per_gulp, per_slice = (samples + slices_used_ - 1) / slices_used_;
+    const dim3 grid(unsigned(in_.channels), unsigned((samples + per_slice - 1) / per_slice));
+    CUDA_CHECK(cudaMemsetAsync(image_.data(), 0, image_.size() * sizeof(float)));  // 13 MB, once a run
+    copy_gulp(0);
+    for (int g = 0; g < in_.gulps; ++g) {
+      if (g + 1 < in_.gulps) copy_gulp(g + 1);  // overlaps this gulp's work
+      const int k = g % 2;
+      CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+      timer_.begin("image");
+      if (in_.pols > 1)
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
+      else
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
+      CUDA_CHECK_LAUNCH();
+      timer_.end();
+      if (in_.remove_autos) {
+        timer_.begin("autos");
+        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, 256), 256>>>(s_, samples, g == 0, volts_[k].data(),
+                                                                                  autos_.data());
+        CUDA_CHECK_LAUNCH();
+        timer_.end();
+      }
+      CUDA_CHECK(cudaEventRecord(consumed_[k]));  // buffer k may take gulp g + 2
+    }
+    timer_.begin("finish");
+    const size_t nn = size_t(kN) * kN;
+    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
+                                                                  weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+
+  void describe(nlohmann::json& params) const override {
+    params["slices"] = slices_used_;  // blocks per channel
+    params["threads"] = kThreads;
+    params["blocks_per_sm"] = blocks_per_sm_;
+    params["shared_bytes"] = smem_;
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;
+  }
+
+ private:
+  // 02's: gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read
+  // that buffer (gulp g - 2) have run.
+  void copy_gulp(int g) {
+    const int k = g % 2;
+    const size_t bytes = volts_[k].size();
+    timer_.begin("copy", copy_stream_);
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
+    CUDA_CHECK(cudaMemcpyAsync(volts_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
+    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
+    timer_.end();
+  }
+
+  int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
+  size_t smem_ = 0;
+  Inputs in_{};
+  Shape s_{};
+  cudaStream_t copy_stream_{};
+  cudaEvent_t copied_[2]{}, consumed_[2]{};
+  const uint8_t* host_source_ = nullptr;
+  core::PinnedArray<uint8_t> pinned_;
+  core::DeviceArray<uint8_t> volts_[2];
+  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<int32_t> cell_start_;
+  core::DeviceArray<int2> cell_entry_;
+  core::DeviceArray<int4> autos_;
+  PhaseTimer timer_;
+  std::map<std::string, double> phase_ms_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"lab_05_epic_fusion", "Lab 05: 03_fused's 8 x 8 shared-memory FFT rounds, written by you",
+          true, Accuracy::fp32,
+          {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Fused>(core::tunable(t, "slices")); }
+
+}  // namespace epic
