@@ -217,6 +217,187 @@ class Writer {
     const auto sizes = size_sweeps(records_, track);
     if (!sizes.empty()) md_ << "### Throughput against problem size\n\n";
     for (const SizeSweep& s : sizes) size_sweep(info, s);
+    studies(track);
+  }
+
+  // A track's programs beside its ladder (Role::study): mri's reconstructions (mri_recon) in a
+  // quality table and a montage per problem, and gridding's accuracy against its kernel width
+  // (mri_gridding_accuracy) with its speed against the exact sum.
+  void studies(const std::string& track) {
+    std::map<std::string, std::vector<const Record*>> recon;  // by problem digest
+    std::vector<const Record*> grid;
+    for (const Record& r : records_) {
+      if (r.track() != track || role_of(r) != Role::study) continue;
+      if (r.step() == "recon") recon[text_at(r.data, "problem.digest").value_or(r.problem())].push_back(&r);
+      else grid.push_back(&r);
+    }
+    if (recon.empty() && grid.empty()) return;
+    md_ << "### Reconstruction\n\n";
+    for (const auto& [digest, rows] : recon) quality_table(rows);
+    if (!grid.empty()) gridding_curve(grid);
+  }
+
+  static std::string param(const Record& r, const std::string& key) { return text_at(r.data, "params." + key).value_or(""); }
+  static std::string image_of(const Record& r) {
+    const std::string method = param(r, "method");
+    if (method == "ls") return "least squares";
+    if (method == "gridding") return "gridding (W " + param(r, "kernel_width") + ", sigma " + param(r, "oversampling") + ")";
+    return "gridding of w d (W " + param(r, "kernel_width") + ")";
+  }
+  static std::vector<std::vector<double>> plane_of(const Record& r, const std::string& which) {
+    std::vector<std::vector<double>> rows;
+    if (const json* p = find_path(r.data, "slice." + which))
+      for (const json& row : *p) {
+        rows.emplace_back();
+        for (const json& v : row) rows.back().push_back(v.is_number() ? v.get<double>() : NAN);
+      }
+    return rows;
+  }
+
+  // The lecture's quality table: each image against the true image, and where the time went.
+  void quality_table(const std::vector<const Record*>& all) {
+    std::map<std::string, const Record*> newest;  // one row per (image, F^H d by, Q by)
+    for (const Record* r : all)
+      keep_newest_row(newest, image_of(*r) + "|" + param(*r, "fhd_step") + "|" + param(*r, "q_step") + "|" + r->tag(), *r);
+    std::vector<const Record*> rows;
+    for (const auto& n : newest) rows.push_back(n.second);
+    // Gridding first, then least squares by what computed its sums: the CPU references, then
+    // the ladder's steps in their order.
+    auto rank = [](const Record* r) {
+      const std::string m = param(*r, "method"), f = param(*r, "fhd_step");
+      if (m != "ls") return std::string("0") + m;
+      if (f == "cpu-double") return std::string("1");
+      if (f == "cpu-single") return std::string("2");
+      if (f == "nufft") return std::string("3");
+      return "4" + f + param(*r, "q_step");
+    };
+    std::sort(rows.begin(), rows.end(), [&](const Record* a, const Record* b) { return rank(a) < rank(b); });
+    const Record& first = *rows.front();
+    const Record& ls = *rows.back();  // least squares sort last, where there are any
+    std::string solver;
+    if (param(ls, "method") == "ls")
+      solver = "least squares by " + param(ls, "iterations") + " CG iterations, lambda " + param(ls, "lambda") + "; ";
+    md_ << "Problem `" << first.problem() << "` (digest `" << text_at(first.data, "problem.digest").value_or("?")
+        << "`): " << sources_line(rows) << ". Each image against the true image (the object averaged over each voxel); "
+        << solver << "times in ms, Q and F^H d by the program named (a ladder step's own program, run once on the "
+        << "problem, its start included).\n\n"
+        << table_row({"image", "F^H d by", "Q by", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)"})
+        << table_rule(8, 3);
+    for (const Record* r : rows) {
+      const bool ls = param(*r, "method") == "ls";
+      md_ << table_row({image_of(*r), ls ? "`" + param(*r, "fhd_step") + "`" : "-", ls ? "`" + param(*r, "q_step") + "`" : "-",
+                        printf_string("%.2f", number_at(r->data, "validation.rel_error_pct").value_or(NAN)),
+                        fmt_db(number_at(r->data, "validation.psnr_db")),
+                        ls ? fmt_ms(number_at(r->data, "timing.q_ms").value_or(NAN)) : "-",
+                        fmt_ms(number_at(r->data, "timing.fhd_ms").value_or(NAN)),
+                        ls ? fmt_ms(number_at(r->data, "timing.solver_ms").value_or(NAN)) : "-"});
+    }
+    md_ << "\n";
+    montage_of(rows);
+  }
+
+  // True image, gridding, least squares with CPU double and with the fastest ladder step, and
+  // that image's error: the central plane, one colour range for the images.
+  void montage_of(const std::vector<const Record*>& rows) {
+    const Record *gridding = nullptr, *reference = nullptr, *fastest = nullptr;
+    for (const Record* r : rows) {
+      if (plane_of(*r, "image").empty()) continue;
+      const std::string m = param(*r, "method"), f = param(*r, "fhd_step"), q = param(*r, "q_step");
+      if (m == "gridding" && !gridding) gridding = r;
+      if (m == "ls" && f == "cpu-double" && q == "cpu-double") reference = r;
+      if (m == "ls" && numbered(f) && numbered(q)) {
+        const double t = number_at(r->data, "timing.q_ms").value_or(INFINITY) + number_at(r->data, "timing.fhd_ms").value_or(INFINITY);
+        const double best = fastest ? number_at(fastest->data, "timing.q_ms").value_or(INFINITY) +
+                                          number_at(fastest->data, "timing.fhd_ms").value_or(INFINITY)
+                                    : INFINITY;
+        if (t < best) fastest = r;
+      }
+    }
+    const Record* any = reference ? reference : fastest ? fastest : gridding;
+    if (!any) return;
+    const auto truth = plane_of(*any, "true");
+    double top = 0;
+    for (const auto& row : truth)
+      for (double v : row) top = std::max(top, v);
+    std::vector<Panel> panels{{"true image", truth, 0, top}};
+    auto label = [](const Record& r, const std::string& what) {
+      return what + printf_string(": %.2f %%, ", number_at(r.data, "validation.rel_error_pct").value_or(NAN)) +
+             fmt_db(number_at(r.data, "validation.psnr_db")) + " dB";
+    };
+    if (gridding) panels.push_back({label(*gridding, "gridding"), plane_of(*gridding, "image"), 0, top});
+    if (reference) panels.push_back({label(*reference, "LS, CPU double"), plane_of(*reference, "image"), 0, top});
+    const Record* shown = fastest ? fastest : reference;
+    if (fastest) panels.push_back({label(*fastest, "LS, " + short_step(param(*fastest, "fhd_step")) + "/" +
+                                                      short_step(param(*fastest, "q_step"))),
+                                   plane_of(*fastest, "image"), 0, top});
+    if (shown) {
+      auto error = plane_of(*shown, "image");
+      for (size_t y = 0; y < error.size() && y < truth.size(); ++y)
+        for (size_t x = 0; x < error[y].size() && x < truth[y].size(); ++x) error[y][x] = std::fabs(error[y][x] - truth[y][x]);
+      panels.push_back({"|error| of the LS image to its left", error, 0, 0});
+    }
+    const std::string name = names_("mri-recon-" + slug(any->problem()) + "-montage");
+    figures_.push_back(montage(name, "central plane (z = " + text_at(any->data, "slice.z").value_or("?") + ")", panels));
+    md_ << "The central plane of each image (grey scale 0 to the true image's peak; the error panel to its own peak):\n\n"
+        << "![reconstruction montage](figures/" << name << ".png)\n\n";
+  }
+
+  // Gridding's error against the direct F^H d by kernel width, a line per oversampling; and
+  // 11_gridding's time against 10's on the same problem where both were measured.
+  void gridding_curve(const std::vector<const Record*>& points) {
+    std::map<std::string, const Record*> newest;
+    for (const Record* r : points)
+      keep_newest_row(newest, r->problem() + "|" + param(*r, "kernel_width") + "|" + param(*r, "oversampling"), *r);
+    std::map<double, Series> by_sigma;
+    for (const auto& n : newest) {
+      const Record& r = *n.second;
+      const auto w = number_at(r.data, "params.kernel_width"), s = number_at(r.data, "params.oversampling");
+      const auto e = number_at(r.data, "validation.rel_l2");
+      if (!w || !s || !e) continue;
+      Series& line = by_sigma[*s];
+      line.title = "sigma " + printf_string("%g", *s) + " (" + r.problem() + ")";
+      line.points.push_back({*w, *e});
+    }
+    std::vector<Series> series;
+    for (auto& [sigma, line] : by_sigma) {
+      std::sort(line.points.begin(), line.points.end());
+      series.push_back(line);
+    }
+    if (series.empty()) return;
+    const std::string name = names_("mri-gridding-accuracy");
+    figures_.push_back(lines(name, "gridding F^H d against the direct sum", {"kernel width W (grid cells)", "relative L2 error", false, true},
+                             series));
+    md_ << "Gridding's error against the direct F^H d (CPU double) by kernel width, a line per oversampling ("
+        << sources_line(points) << "); the accuracy of the fast steps is ~5e-4:\n\n"
+        << "![gridding accuracy](figures/" << name << ".png)\n\n";
+    // Speed: the ladder's 11_gridding against 10_phase_recurrence, same problem, same GPU.
+    std::map<std::string, std::pair<const Record*, const Record*>> pairs;  // problem|device -> (10, 11)
+    for (const Record& r : records_) {
+      if (r.track() != "mri" || role_of(r) != Role::ladder || !r.gpu() || !r.tag().empty()) continue;
+      if (param(r, "kernel") != "fhd" || (r.step() != "10_phase_recurrence" && r.step() != "11_gridding")) continue;
+      auto& pr = pairs[r.problem() + "|" + r.device_name()];
+      const Record*& slot = r.step() == "10_phase_recurrence" ? pr.first : pr.second;
+      if (!slot || r.newer_than(*slot)) slot = &r;
+    }
+    bool header = false;
+    for (const auto& [key, pr] : pairs) {
+      if (!pr.first || !pr.second) continue;
+      if (!header) {
+        md_ << table_row({"problem, GPU", "10_phase_recurrence (ms)", "11_gridding (ms)", "speedup", "11's rel. L2 error"})
+            << table_rule(5, 1);
+        header = true;
+      }
+      md_ << table_row({key.substr(0, key.find('|')) + ", " + key.substr(key.find('|') + 1), fmt_ms(pr.first->time_ms()),
+                        fmt_ms(pr.second->time_ms()), fmt_speedup(pr.first->time_ms() / pr.second->time_ms()),
+                        fmt_sci(number_at(pr.second->data, "validation.rel_l2"))});
+    }
+    if (header) md_ << "\n";
+  }
+
+  // keep_newest for a study's rows (the later record of equal times wins, as everywhere).
+  static void keep_newest_row(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
+    auto [it, inserted] = newest.emplace(key, &r);
+    if (!inserted && r.newer_than(*it->second)) it->second = &r;
   }
 
   void ladder(const Track& info, const Ladder& l) {

@@ -166,6 +166,44 @@ Figure sky_image(const std::string& name, const std::string& title, const std::s
   return {name, s.str(), {{name + ".dat", image.str()}, {name + "-sources.dat", points.str()}}};
 }
 
+Figure montage(const std::string& name, const std::string& title, const std::vector<Panel>& panels) {
+  Figure f{name, "", {}};
+  const int width = 300 * int(std::max<size_t>(panels.size(), 1)), height = 420;
+  std::ostringstream s;
+  s << preamble(name, title, width, height)
+    << "set multiplot layout 1," << panels.size() << " title " << quoted(title) << "\n"
+    << "set size ratio -1\n"
+    << "unset xtics\nunset ytics\n"
+    << "set palette gray\n"
+    << "set bmargin 5\n"
+    << "set colorbox horizontal user origin graph 0, graph -0.12 size graph 1, graph 0.05\n";
+  for (size_t k = 0; k < panels.size(); ++k) {
+    const Panel& p = panels[k];
+    const std::string file = name + "-" + std::to_string(k) + ".dat";
+    std::ostringstream dat;
+    double low = p.low, high = p.high;
+    if (!(high > low)) {
+      low = 0, high = 0;
+      for (const auto& row : p.rows)
+        for (double v : row) high = std::max(high, v);
+      if (!(high > 0)) high = 1;
+    }
+    for (const auto& row : p.rows) {
+      for (size_t x = 0; x < row.size(); ++x) dat << (x ? " " : "") << fmt_data(row[x]);
+      dat << "\n";
+    }
+    f.data.push_back({file, dat.str()});
+    const size_t w = p.rows.empty() ? 0 : p.rows[0].size(), h = p.rows.size();
+    s << "set title " << quoted(p.title) << " font 'Sans,9'\n"
+      << "set xrange [-0.5:" << w - 0.5 << "]\nset yrange [-0.5:" << h - 0.5 << "]\n"
+      << "set cbrange [" << fmt_data(low) << ":" << fmt_data(high) << "]\n"
+      << "plot " << quoted(file) << " matrix with image notitle\n";
+  }
+  s << "unset multiplot\n";
+  f.script = s.str();
+  return f;
+}
+
 Figure heat_profile(const std::string& name, const std::string& title, const Profile& p) {
   const bool exact = !p.exact.empty(), errors = !p.stderr_.empty();
   std::ostringstream dat;

@@ -57,6 +57,15 @@ Figure sky_image(const std::string& name, const std::string& title, const std::s
                  const std::string& y_label, const std::vector<std::vector<double>>& rows,
                  const std::vector<Mark>& marks);
 
+// Images side by side, each with its own title and colour range (0 .. its own peak unless
+// `range` is set): the reconstruction montage.
+struct Panel {
+  std::string title;
+  std::vector<std::vector<double>> rows;  // row 0 at the bottom
+  double low = 0, high = 0;               // colour range; high <= low: the panel's own
+};
+Figure montage(const std::string& name, const std::string& title, const std::vector<Panel>& panels);
+
 // Where gnuplot is, or "" when it is not on PATH.
 std::string find_gnuplot(const std::string& name);
 

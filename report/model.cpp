@@ -73,6 +73,7 @@ Role role_of(const Record& r) {
   const std::string tag = r.tag();
   if (tag == "tune") return Role::tune;
   if (tag == "sizes") return Role::sizes;
+  if (r.track() == "mri" && (r.step() == "recon" || r.step() == "gridding")) return Role::study;
   return Role::ladder;
 }
 

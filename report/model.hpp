@@ -29,7 +29,9 @@ std::vector<std::string> track_order(const std::vector<Record>& records);
 // What a record is to the report, by track and tag: "tune" points and "sizes" sweeps are
 // drawn as such; any other record is a ladder row. Every file of the results folder is
 // results: profiler dumps, logs and one-off experiments belong elsewhere (report/evidence/).
-enum class Role { probe, ladder, tune, sizes };
+// study: a track's program that is not a step of its ladder (mri's reconstruction and its
+// gridding accuracy sweep): a section of its own, never a ladder row.
+enum class Role { probe, ladder, tune, sizes, study };
 Role role_of(const Record& r);
 
 // The newest probe record per device name.

@@ -3,7 +3,7 @@
 # suite (no SKIP may remain but those without data), all four compute-sanitizer tools on every
 # GPU step, and the benchmarks whose records go to report/results/. Results (JSONL) and logs
 # go to $OUT, named after the GPU (mri-h200.jsonl, ...). Phases are the arguments:
-#   build test sanitize ladder remeasure mc-sizes mc-tune mc-profile      (default: the first four)
+#   build test sanitize ladder recon remeasure mc-sizes mc-tune mc-profile   (default: the first four)
 # Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
 # A copy whose .git is not the checkout's names its commit in .stepwise-commit (git-ignored:
 # send it with the tree, e.g. `git rev-parse --short HEAD > .stepwise-commit`), or the records
@@ -132,6 +132,17 @@ if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a
   PYTHONUNBUFFERED=1 timeout "${AE_TIMEOUT:-240}" python3 "$ROOT/steps/ae/pytorch/peer.py" --json "$OUT/ae-$DEVICE_TAG.jsonl" \
     --images-npy /tmp/ae-large-images.npy \
     > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
+fi
+
+if has recon; then  # the reconstruction's quality table (steps/mri/recon): its default problem,
+  # gridding, then least squares with F^H d and Q by each CPU reference and each GPU step; and
+  # gridding's accuracy by kernel width (CPU double, against the direct sum)
+  R="$OUT/mri-$DEVICE_TAG-recon.jsonl"
+  "$B/steps/mri/recon/mri_recon" --method gridding --quiet --json "$R" || echo "FAILED recon gridding"
+  for s in ${RECON_STEPS:-cpu-double cpu-single $(cd "$ROOT/steps/mri" && ls -d [0-9][0-9]_*/ | tr -d / | grep -v -e '^0[01]_' -e '^11_')}; do
+    "$B/steps/mri/recon/mri_recon" --fhd-step $s --q-step $s --quiet --json "$R" || echo "FAILED recon $s"
+  done
+  "$B/steps/mri/recon/mri_gridding_accuracy" --size small --json "$R" > "$OUT/gridding-accuracy.txt" || echo "FAILED gridding accuracy"
 fi
 
 if has probe; then

@@ -352,10 +352,74 @@ def mode_sections(exe, fixtures):
               "the text names the step and the sources")
 
 
+def mode_studies(exe, fixtures):
+    """mri's programs beside the ladder: mri_recon records make a quality table (gridding first,
+    then least squares by what computed its sums) and a montage of the central plane (true,
+    gridding, CPU double, the fastest ladder step, its error); mri_gridding_accuracy records a
+    curve per oversampling; 11_gridding beside 10 on one GPU a speed row. None is a ladder row."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+    plane = lambda v: [[v, v], [v, 2 * v]]
+
+    def recon(method, fhd, q, pct, q_ms):
+        r = json.loads(json.dumps(base))
+        r.update({"track": "mri", "step": "recon", "kind": "cpu", "device": None})
+        r["problem"] = {"name": "small-object", "digest": "abc", "params": {}}
+        r["params"] = {"method": method, "iterations": 50, "lambda": 3000, "fhd_step": fhd, "q_step": q,
+                       "kernel_width": 4, "oversampling": 2}
+        r["timing"] = {"kernel_ms": {"median": 5, "runs": 1}, "total_ms": {"median": 9, "runs": 1},
+                       "q_ms": q_ms, "fhd_ms": 2.0, "solver_ms": 3.0}
+        r["validation"] = {"pass": True, "rel_error_pct": pct, "psnr_db": 40 - pct}
+        r["slice"] = {"z": 16, "image": plane(pct), "true": plane(1.0)}
+        return r
+
+    rows = [recon("ls", "10_phase_recurrence", "10_phase_recurrence", 1.7, 40.0), recon("gridding", "", "", 4.8, 0),
+            recon("ls", "cpu-double", "cpu-double", 1.6, 9000.0), recon("ls", "07_sfu", "07_sfu", 1.8, 90.0)]
+    for w, e in ((3, 2e-3), (4, 3e-4)):
+        g = json.loads(json.dumps(base))
+        g.update({"track": "mri", "step": "gridding", "kind": "cpu", "device": None})
+        g["params"] = {"kernel_width": w, "oversampling": 2.0}
+        g["validation"] = {"pass": True, "rel_l2": e}
+        rows.append(g)
+    for step, ms, err in (("10_phase_recurrence", 150.0, 1e-5), ("11_gridding", 3.0, 2e-4)):
+        r = json.loads(json.dumps(base))
+        r.update({"track": "mri", "step": step})
+        r["problem"]["name"] = "large"
+        r["params"] = {"kernel": "fhd"}
+        r["timing"]["kernel_ms"]["median"] = ms
+        r["validation"] = {"pass": True, "rel_l2": err}
+        rows.append(r)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "mri-x.jsonl"), "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        out = os.path.join(tmp, "out")
+        md = generate(exe, results, out, "--no-render")
+        table = md[md.find("### Reconstruction"):]
+        order = [l.split("|")[2].strip() for l in table.splitlines() if l.startswith("| ") and "rel. error" not in l][:4]
+        check(order == ["-", "`cpu-double`", "`07_sfu`", "`10_phase_recurrence`"], f"quality rows in order: {order}")
+        grid_row = [l for l in table.splitlines() if l.startswith("| gridding (W 4, sigma 2) |")]
+        check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[4:6]] == ["4.80", "35.2"],
+              "gridding's error and PSNR")
+        montage = [f for f in figures_of(md) if f.endswith("-montage")]
+        check(len(montage) == 1, "one montage")
+        if montage:
+            script = open(os.path.join(out, "figures", montage[0] + ".gp")).read()
+            check(script.count("with image") == 5, "five panels: true, gridding, CPU double, fastest step, error")
+            check("LS, 10/10: 1.70 %" in script, "the fastest ladder step is the one with the least Q + F^H d time")
+            err = open(os.path.join(out, "figures", montage[0] + "-4.dat")).read().split()
+            check([float(v) for v in err] == [0.7, 0.7, 0.7, 1.4], "the error panel is |image - true|")
+        check(any(f.endswith("gridding-accuracy") for f in figures_of(md)), "the gridding accuracy curve")
+        check("| large, " in md and "| 150.0 | 3.000 | 50.0x |" in md, "11 against 10 on one GPU")
+        check("### problem small-object" not in md, "the studies are not ladder tables")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
-     "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections,
+     "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections, "studies": mode_studies,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)
