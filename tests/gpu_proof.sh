@@ -120,12 +120,15 @@ fi
 
 if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a 50,000-image epoch, batch 64 and 256
   for id in $(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /); do
-    runs="--repeat 3"; [ "$id" != 02_gpu_basic ] && runs="--repeat 1 --warmup 0"
+    runs="--repeat 3"; ls "$ROOT/steps/ae/$id/"*.cu >/dev/null 2>&1 || runs="--repeat 1 --warmup 0"
     "$B/steps/ae/ae_$id" --size small $runs --check --quiet --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id small"
   done
-  for batch in 64 256; do
-    timeout "${AE_TIMEOUT:-240}" "$B/steps/ae/ae_02_gpu_basic" --size large --batch $batch --repeat 1 --warmup 0 --check --quiet \
-      --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_02_gpu_basic large batch $batch"
+  gpu_steps | while read -r t id; do
+    [ "$t" = ae ] || continue
+    for batch in 64 256; do
+      timeout "${AE_TIMEOUT:-240}" "$B/steps/ae/ae_$id" --size large --batch $batch --repeat 1 --warmup 0 --check --quiet \
+        --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id large batch $batch"
+    done
   done
   # The peer trains on the steps' own images, so that its loss curve compares with theirs.
   "$B/datasets/ae_dataset" --size large --out /tmp/ae-large-images.npy > /dev/null
