@@ -108,6 +108,9 @@ Probes newest_probes(const std::vector<Record>& records) {
 
 std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes) {
   if (track.ceiling_key.empty() || !r.gpu() || r.unit() != track.ceiling_unit) return std::nullopt;
+  // Gridding's pairs/s is the exact sum's work over gridding's time: it computes no pair, so
+  // no ceiling of the exact sum binds it.
+  if (text_at(r.data, "params.accuracy").value_or("") == "gridding") return std::nullopt;
   const auto probe = probes.find(r.device_name());
   if (probe == probes.end()) return std::nullopt;
   const auto ceiling = number_at(probe->second->data, "ceilings." + track.ceiling_key);

@@ -24,7 +24,11 @@ std::string Record::commit() const {
 
 std::string Record::row_name() const {
   const auto mode = text_at(data, "params.mode");
-  return mode ? step() + " " + *mode : step();
+  std::string name = mode ? step() + " " + *mode : step();
+  // A tagged run of a step (mri 11's --kernel-width 5 as "width5") is a row of its own.
+  const std::string t = tag();
+  if (!t.empty() && t != "tune" && t != "sizes") name += " (" + t + ")";
+  return name;
 }
 
 bool Record::gpu() const { return data.value("kind", "") == "gpu"; }

@@ -19,7 +19,8 @@ struct Record {
 
   std::string track() const { return data["track"]; }
   std::string step() const { return data["step"]; }
-  // A ladder row's name: the step, and a peer's mode where it has several ("pytorch tf32_cl").
+  // A ladder row's name: the step, a peer's mode where it has several ("pytorch tf32_cl"), and
+  // the tag of a tagged run ("11_gridding (width5)").
   std::string row_name() const;
   std::string tag() const { return data.value("tag", ""); }
   std::string time() const;        // ISO-8601 of the run, "" when absent

@@ -401,7 +401,7 @@ def mode_studies(exe, fixtures):
         order = [l.split("|")[2].strip() for l in table.splitlines() if l.startswith("| ") and "rel. error" not in l][:4]
         check(order == ["-", "`cpu-double`", "`07_sfu`", "`10_phase_recurrence`"], f"quality rows in order: {order}")
         grid_row = [l for l in table.splitlines() if l.startswith("| gridding (W 4, sigma 2) |")]
-        check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[4:6]] == ["4.80", "35.2"],
+        check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[4:6]] == ["4.80", "35.200"],
               "gridding's error and PSNR")
         montage = [f for f in figures_of(md) if f.endswith("-montage")]
         check(len(montage) == 1, "one montage")

@@ -1,0 +1,37 @@
+# mri-recon-small-object-blur1-montage.gp: rendered by stepwise_report with `gnuplot mri-recon-small-object-blur1-montage.gp`
+set terminal pngcairo size 1500,420 noenhanced font "Sans,10"
+set output 'mri-recon-small-object-blur1-montage.png'
+set title 'central plane (z = 16)'
+set multiplot layout 1,5 title 'central plane (z = 16)'
+set size ratio -1
+unset xtics
+unset ytics
+set palette gray
+set bmargin 5
+set colorbox horizontal user origin graph 0, graph -0.12 size graph 1, graph 0.05
+set title 'true image' font 'Sans,9'
+set xrange [-0.5:31.5]
+set yrange [-0.5:31.5]
+set cbrange [0:1.086]
+plot 'mri-recon-small-object-blur1-montage-0.dat' matrix with image notitle
+set title 'gridding: 4.84 %, 32.1 dB' font 'Sans,9'
+set xrange [-0.5:31.5]
+set yrange [-0.5:31.5]
+set cbrange [0:1.086]
+plot 'mri-recon-small-object-blur1-montage-1.dat' matrix with image notitle
+set title 'LS, CPU double: 1.65 %, 41.5 dB' font 'Sans,9'
+set xrange [-0.5:31.5]
+set yrange [-0.5:31.5]
+set cbrange [0:1.086]
+plot 'mri-recon-small-object-blur1-montage-2.dat' matrix with image notitle
+set title 'LS, 08/08: 1.65 %, 41.5 dB' font 'Sans,9'
+set xrange [-0.5:31.5]
+set yrange [-0.5:31.5]
+set cbrange [0:1.086]
+plot 'mri-recon-small-object-blur1-montage-3.dat' matrix with image notitle
+set title '|error| of the LS image to its left' font 'Sans,9'
+set xrange [-0.5:31.5]
+set yrange [-0.5:31.5]
+set cbrange [0:0.0554]
+plot 'mri-recon-small-object-blur1-montage-4.dat' matrix with image notitle
+unset multiplot
