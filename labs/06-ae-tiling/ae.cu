@@ -1,0 +1,667 @@
+// Lab 06-ae-tiling: the tiled convolution's shared-memory tile. Read the handout,
+// labs/06-ae-tiling/README.md, first.
+//
+// This is step 03_gpu_tiled with the heart of conv_tiled taken out: write the staging of the
+// input tile with its one-pixel halo (TODO 2) and the sums over the staged tile (TODO 3).
+// Everything else (the tile geometry, the staged weights, the barriers, the output stores, the
+// weight gradients, the other kernels and the harness: problem, timing, validation) is 03's
+// and stays as it is: check your work with `./stepwise lab 06-ae-tiling check`.
+//
+// As handed out this file compiles and runs, but every convolution outputs its bias alone, so
+// the loss and the gradients are not the model's and the checker fails them.
+//
+// ae 03_gpu_tiled: 02's training step with the convolutions tiled in shared memory. A block
+// stages a tile of its image's input channels with their one-pixel halo, eight channels at a
+// time, together with the weights of those channels for the block's output channels, and each
+// thread computes two pixels of a column for 16 output channels from there: an input value
+// leaves global memory once per block, not once per output pixel and tap. The input gradient
+// is the same tiled convolution (mirrored kernel, in and out swapped). The weight gradient
+// stages a few image rows of d_out and of the input (with halo) and lets each thread sum 4
+// output x 2 input channels x 9 taps over them; blocks split the minibatch, and their partial
+// sums are added up by a second kernel, which writes every element: no memset, no atomics.
+//
+// Besides: the backward pass's gradients live in two buffers used in turn (each is needed only
+// to make the next one), the reconstruction and then its gradient share the first, and the
+// loss is written as block sums and added by the same summing kernel (02 zeroed it first and
+// added atomically). Pooling, upsampling, ReLU (in place) and SGD are 02's kernels.
+#include <algorithm>
+#include <string>
+
+#include "cuda_check.cuh"
+#include "device_array.cuh"
+#include "step.hpp"
+
+namespace ae {
+namespace {
+
+__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+
+// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for float4 reads.
+__device__ __forceinline__ float* shared_floats() {
+  extern __shared__ float4 shared_storage[];
+  return reinterpret_cast<float*>(shared_storage);
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Without opting in, a block may have 48 KB of shared memory; every tile below stays under it.
+constexpr size_t kSharedLimit = 48 * 1024;
+
+// ---- The tiled 3x3 convolution: the forward pass and the input gradient ----
+
+constexpr int kRowsPerThread = 2;  // output rows per thread: a weight read from shared memory serves both
+constexpr int kChannelChunk = 8;   // input channels staged per pass
+
+// Where a block's tile sits and how it is staged. threadIdx.x runs along the image width
+// (coalesced loads and stores), threadIdx.y over pairs of rows, threadIdx.z over groups of the
+// block's output channels (each thread computes `kOut` of them, see conv_tiled).
+struct TileGeometry {
+  int tile_w = 0, tile_h = 0;  // output pixels of a block
+  int tiles_x = 0, tiles = 0;  // tiles across the width, and per image
+  int block_out = 0;           // output channels of a block: blockDim.z x kOut
+  int pitch = 0, plane = 0;    // floats per staged row (tile_w + 2 halo, or more) and per staged channel
+  size_t shared = 0;           // bytes: the staged input chunk, then its weights
+};
+
+TileGeometry tile_geometry(int out_ch, int h, int w, int per_thread) {
+  TileGeometry g;
+  g.tile_w = std::min(w, 32);
+  const int thread_rows = std::max(1, std::min(ceil_div(h, kRowsPerThread), 128 / g.tile_w));
+  g.tile_h = thread_rows * kRowsPerThread;
+  g.tiles_x = ceil_div(w, g.tile_w);
+  g.tiles = g.tiles_x * ceil_div(h, g.tile_h);
+  // Up to 256 threads, and at most 4 channel groups: the grid keeps enough blocks for every SM
+  // on the 8x8 layers.
+  const int groups = std::min({ceil_div(out_ch, per_thread), std::max(1, 256 / (g.tile_w * thread_rows)), 4});
+  g.block_out = groups * per_thread;
+  // A warp narrower than the tile's 32 banks reads 32 / tile_w staged rows at once, each
+  // kRowsPerThread x pitch floats after the last: a pitch that puts them tile_w banks apart
+  // makes those reads conflict-free.
+  g.pitch = g.tile_w + 2;
+  if (g.tile_w < 32)
+    for (int p = g.tile_w + 2; p < g.tile_w + 2 + 32; ++p)
+      if ((kRowsPerThread * p - g.tile_w) % 32 == 0) {
+        g.pitch = p;
+        break;
+      }
+  g.plane = (g.tile_h + 2) * g.pitch;
+  g.shared = (size_t(kChannelChunk) * g.plane + size_t(kChannelChunk) * 9 * g.block_out) * sizeof(float);
+  if (g.shared > kSharedLimit)
+    throw core::RuntimeError("03_gpu_tiled: a " + std::to_string(w) + "-pixel-wide tile needs " +
+                             std::to_string(g.shared) + " bytes of shared memory, more than 48 KB");
+  return g;
+}
+
+// out[b][o][y][x] = bias[o] + sum over c, tap of weight[c][tap][o] in[b][c][y+kh-1][x+kw-1]
+// (tap = kh * 3 + kw, zero outside the image; bias may be null). `weight` is arranged with the
+// output channel fastest (arrange_weights), so that a chunk's weights load coalesced and a
+// thread reads four of its channels' weights at once, the same float4 for the whole warp.
+// Each thread computes kRowsPerThread pixels in one column for kOut output channels: per
+// staged channel it reads 12 inputs and 9 x kOut / 4 float4 weights for 2 x 9 x kOut
+// multiply-adds. Grid: x = image x tiles, y = blocks of output channels.
+template <int kOut>
+__global__ void __launch_bounds__(256)
+    conv_tiled(int in_ch, int out_ch, int h, int w, TileGeometry g, const float* __restrict__ in,
+               const float* __restrict__ weight, const float* __restrict__ bias, float* __restrict__ out) {
+  float* staged_in = shared_floats();                            // [kChannelChunk][tile_h + 2][pitch]
+  float* staged_weight = staged_in + kChannelChunk * g.plane;    // [kChannelChunk][9][block_out]
+  const int image = blockIdx.x / g.tiles, tile = blockIdx.x % g.tiles;
+  const int x0 = tile % g.tiles_x * g.tile_w, y0 = tile / g.tiles_x * g.tile_h, o0 = blockIdx.y * g.block_out;
+  const int row = threadIdx.y * kRowsPerThread, channel = threadIdx.z * kOut;  // the thread's first, within the tile
+  const int threads = blockDim.x * blockDim.y * blockDim.z;
+  const int rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int staged_w = g.tile_w + 2, staged_pixels = (g.tile_h + 2) * staged_w;
+  const size_t image_pixels = size_t(h) * w;
+  const float* image_in = in + size_t(image) * in_ch * image_pixels;
+
+  float sum[kRowsPerThread][kOut];
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r)
+#pragma unroll
+    for (int j = 0; j < kOut; ++j) sum[r][j] = 0;
+
+  for (int c0 = 0; c0 < in_ch; c0 += kChannelChunk) {
+    // TODO 2 (stage the tile with its halo): channels c0 .. c0 + kChannelChunk - 1 of this
+    // block's image, rows y0 - 1 .. y0 + tile_h and columns x0 - 1 .. x0 + tile_w (the tile
+    // and a one-pixel border), go to staged_in: channel c, staged row r, staged column col at
+    // staged_in[c * g.plane + r * g.pitch + col]. A pixel outside the image, or a channel past
+    // in_ch, is staged as 0 (the convolution's zero padding), and nothing outside the image or
+    // past the last channel may be read: the memory check runs first. Spread the
+    // staged_pixels = (tile_h + 2) x staged_w pixels over the block's `threads` threads by
+    // `rank`, so that neighbouring threads read neighbouring pixels of a row (coalesced).
+    // image_in is channel 0 of this image; a channel is image_pixels floats.
+    //
+    // As handed out: nothing is staged, and nothing reads the tile. (The casts only keep the
+    // compiler from warning about names your code will use: remove them.)
+    (void)staged_w, (void)staged_pixels, (void)image_in;
+    for (int k = rank; k < kChannelChunk * 9 * g.block_out; k += threads) {
+      const int ct = k / g.block_out, o = k % g.block_out;  // ct = chunk channel x 9 + tap
+      staged_weight[k] =
+          c0 * 9 + ct < in_ch * 9 && o0 + o < out_ch ? weight[(size_t(c0) * 9 + ct) * out_ch + o0 + o] : 0.0f;
+    }
+    __syncthreads();
+    // TODO 3 (accumulate from the staged tile): for each staged channel c (stop at in_ch: the
+    // last chunk may be partial; the whole block stops together, so no barrier is skipped),
+    // this thread's kRowsPerThread output pixels sit in column threadIdx.x at tile rows row ..
+    // row + kRowsPerThread - 1; their 3x3 windows span staged rows row .. row + kRowsPerThread + 1
+    // and staged columns threadIdx.x .. threadIdx.x + 2. Add, for every tap = kh * 3 + kw and
+    // each of the thread's kOut channels j, weight x input to sum[r][j]: the weight of
+    // (channel c, tap, output channel channel + j) is staged_weight[(c * 9 + tap) * g.block_out
+    // + channel + j], and channel is a multiple of 4 (read four at once as a float4: the whole
+    // warp reads the same address). Read each staged input once per channel into registers,
+    // not once per tap and output channel.
+    //
+    // As handed out: the sums stay zero, so every output is its bias.
+    __syncthreads();  // the chunk has been read before the next one overwrites it
+  }
+
+  const int x = x0 + threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    const int y = y0 + row + r;
+    if (y >= h || x >= w) continue;
+#pragma unroll
+    for (int j = 0; j < kOut; ++j) {
+      const int o = o0 + channel + j;
+      if (o < out_ch)
+        out[(size_t(image) * out_ch + o) * image_pixels + size_t(y) * w + x] = sum[r][j] + (bias ? bias[o] : 0.0f);
+    }
+  }
+}
+
+// ---- The weight gradient ----
+
+constexpr int kGradOut = 4, kGradIn = 2;  // channels per thread: its 4 x 2 x 9 sums sit in registers
+constexpr int kGradThreads = 128;         // at most, per block
+constexpr int kGradThreadsPerSm = 512;    // resident per SM at 118 registers (or fewer, where shared memory binds)
+constexpr int kSplitLanes = 8;            // threads that add one element's partial sums
+
+// A block sums, for out_groups x kGradOut output channels and in_groups x kGradIn input
+// channels, its split's share of the minibatch's (image, tile of rows) items.
+struct GradientGeometry {
+  int out_groups = 0, in_groups = 0;  // threads: out_groups x in_groups
+  int in_blocks = 0;                  // blocks along the input channels (blockIdx.x = out block x in_blocks + in block)
+  int rows = 0, row_tiles = 0;        // image rows staged per item, items per image
+  int splits = 0;                     // blocks along the items (blockIdx.y), each writing its own partial sums
+  int d_pitch = 0, x_plane = 0;       // floats per staged channel of d_out and of the input: odd, so that
+                                      // a warp reading one pixel of many channels hits as many banks
+  size_t shared = 0;
+};
+
+GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared_per_sm) {
+  GradientGeometry g;
+  const int out_groups = ceil_div(c.out, kGradOut), in_groups = ceil_div(c.in, kGradIn);
+  g.out_groups = std::min(out_groups, 8);
+  g.in_groups = std::min(in_groups, kGradThreads / g.out_groups);
+  g.out_groups = std::min(out_groups, kGradThreads / g.in_groups);  // conv1 has 2 input groups: 64 output groups
+  g.rows = std::min(c.height, std::max(1, 64 / c.width));
+  const auto size = [&] {
+    g.d_pitch = g.rows * c.width | 1;
+    g.x_plane = (g.rows + 2) * (c.width + 2) | 1;
+    g.shared = size_t(g.out_groups * kGradOut * g.d_pitch + g.in_groups * kGradIn * g.x_plane) * sizeof(float);
+    return g.shared;
+  };
+  const size_t budget = 40 * 1024;  // several blocks per SM
+  while (size() > budget && g.rows > 1) --g.rows;
+  while (size() > budget && g.in_groups > 1) g.in_groups = (g.in_groups + 1) / 2;
+  while (size() > budget && g.out_groups > 1) g.out_groups = (g.out_groups + 1) / 2;
+  if (g.shared > kSharedLimit)
+    throw core::RuntimeError("03_gpu_tiled: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
+  g.in_blocks = ceil_div(c.in, g.in_groups * kGradIn);
+  g.row_tiles = ceil_div(c.height, g.rows);
+  const int channel_blocks = ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks;
+  const int items = batch * g.row_tiles;
+  // As many splits as fill the SMs once: one block more than fits would start a second wave.
+  // (The runtime reserves 1 KB of shared memory per block.)
+  const int resident = std::max(1, std::min(kGradThreadsPerSm / (g.out_groups * g.in_groups),
+                                            int(size_t(shared_per_sm) / (g.shared + 1024))));
+  g.splits = std::max(1, std::min(items, sms * resident / channel_blocks));
+  return g;
+}
+
+// partial[s][o][i][tap] = sum over split s's items (image b, rows y) and every x of
+// d_out[b][o][y][x] in[b][i][y+kh-1][x+kw-1], and partial[s][out_ch x in_ch x 9 + o] = the sum
+// of d_out[b][o] over them (the bias gradient, from the threads of the first input block).
+// A thread keeps a 3x3 window of each of its input channels in registers and slides it along
+// the row: per pixel 2 x 3 new inputs and 4 d_out values feed 72 multiply-adds.
+__global__ void __launch_bounds__(kGradThreads)
+    conv_weight_gradient(int batch, int in_ch, int out_ch, int h, int w, GradientGeometry g, const float* __restrict__ in,
+                         const float* __restrict__ d_out, float* __restrict__ partial) {
+  const int block_out = g.out_groups * kGradOut, block_in = g.in_groups * kGradIn;
+  float* staged_d = shared_floats();                        // [block_out][d_pitch]: rows x w pixels
+  float* staged_in = staged_d + block_out * g.d_pitch;      // [block_in][x_plane]: (rows + 2) x (w + 2) pixels
+  const int o0 = blockIdx.x / g.in_blocks * block_out, i0 = blockIdx.x % g.in_blocks * block_in;
+  // The thread's channels: o0 + og + out_groups jo and i0 + ig + in_groups ji.
+  const int og = threadIdx.x % g.out_groups, ig = threadIdx.x / g.out_groups;
+  const int threads = blockDim.x, xw = w + 2;
+  const size_t image_pixels = size_t(h) * w;
+  const int items = batch * g.row_tiles;
+  const int first = int(long(items) * blockIdx.y / g.splits), last = int(long(items) * (blockIdx.y + 1) / g.splits);
+
+  float sum[kGradOut][kGradIn][9], bias_sum[kGradOut];
+#pragma unroll
+  for (int jo = 0; jo < kGradOut; ++jo) {
+    bias_sum[jo] = 0;
+#pragma unroll
+    for (int ji = 0; ji < kGradIn; ++ji)
+#pragma unroll
+      for (int tap = 0; tap < 9; ++tap) sum[jo][ji][tap] = 0;
+  }
+
+  for (int item = first; item < last; ++item) {
+    const int b = item / g.row_tiles, y0 = item % g.row_tiles * g.rows;
+    __syncthreads();  // the previous item's tiles have been read
+    // d_out: the rows are contiguous in each channel; rows past the image are zero.
+    const float* d_rows = d_out + (size_t(b) * out_ch + o0) * image_pixels + size_t(y0) * w;
+    for (int p = threadIdx.x; p < g.rows * w; p += threads) {
+      const bool inside = y0 + p / w < h;
+      for (int c = 0; c < block_out; ++c)
+        staged_d[c * g.d_pitch + p] = inside && o0 + c < out_ch ? d_rows[c * image_pixels + p] : 0.0f;
+    }
+    // The input rows with their halo, zero outside the image.
+    const float* image_in = in + (size_t(b) * in_ch + i0) * image_pixels;
+    for (int e = threadIdx.x; e < (g.rows + 2) * xw; e += threads) {
+      const int y = y0 - 1 + e / xw, x = e % xw - 1;
+      const bool inside = y >= 0 && y < h && x >= 0 && x < w;
+      const size_t at = inside ? size_t(y) * w + x : 0;
+      for (int c = 0; c < block_in; ++c)
+        staged_in[c * g.x_plane + e] = inside && i0 + c < in_ch ? image_in[c * image_pixels + at] : 0.0f;
+    }
+    __syncthreads();
+    for (int r = 0; r < g.rows; ++r) {
+      float window[kGradIn][3][3];  // [channel][kh][kw]: input (y + kh - 1, x + kw - 1) for output pixel (y, x)
+#pragma unroll
+      for (int ji = 0; ji < kGradIn; ++ji)
+#pragma unroll
+        for (int kh = 0; kh < 3; ++kh) {
+          const float* staged = staged_in + (ig + g.in_groups * ji) * g.x_plane + (r + kh) * xw;
+          window[ji][kh][0] = staged[0];
+          window[ji][kh][1] = staged[1];
+        }
+      for (int x = 0; x < w; ++x) {
+#pragma unroll
+        for (int ji = 0; ji < kGradIn; ++ji)
+#pragma unroll
+          for (int kh = 0; kh < 3; ++kh)
+            window[ji][kh][2] = staged_in[(ig + g.in_groups * ji) * g.x_plane + (r + kh) * xw + x + 2];
+        float d[kGradOut];
+#pragma unroll
+        for (int jo = 0; jo < kGradOut; ++jo) {
+          d[jo] = staged_d[(og + g.out_groups * jo) * g.d_pitch + r * w + x];
+          bias_sum[jo] += d[jo];
+        }
+#pragma unroll
+        for (int jo = 0; jo < kGradOut; ++jo)
+#pragma unroll
+          for (int ji = 0; ji < kGradIn; ++ji)
+#pragma unroll
+            for (int kh = 0; kh < 3; ++kh)
+#pragma unroll
+              for (int kw = 0; kw < 3; ++kw) sum[jo][ji][kh * 3 + kw] += d[jo] * window[ji][kh][kw];
+#pragma unroll
+        for (int ji = 0; ji < kGradIn; ++ji)
+#pragma unroll
+          for (int kh = 0; kh < 3; ++kh) {
+            window[ji][kh][0] = window[ji][kh][1];
+            window[ji][kh][1] = window[ji][kh][2];
+          }
+      }
+    }
+  }
+
+  float* split = partial + size_t(blockIdx.y) * (size_t(out_ch) * in_ch * 9 + out_ch);
+#pragma unroll
+  for (int jo = 0; jo < kGradOut; ++jo) {
+    const int o = o0 + og + g.out_groups * jo;
+    if (o >= out_ch) continue;
+#pragma unroll
+    for (int ji = 0; ji < kGradIn; ++ji) {
+      const int i = i0 + ig + g.in_groups * ji;
+      if (i >= in_ch) continue;
+#pragma unroll
+      for (int tap = 0; tap < 9; ++tap) split[(size_t(o) * in_ch + i) * 9 + tap] = sum[jo][ji][tap];
+    }
+    if (i0 == 0 && ig == 0) split[size_t(out_ch) * in_ch * 9 + o] = bias_sum[jo];
+  }
+}
+
+// total[j] = sum over s of partial[s][j], j < count: blockDim (32, kSplitLanes); threadIdx.x
+// runs along j (coalesced), threadIdx.y over the splits, whose sums meet in shared memory.
+// Every element is written: the gradient needs no zeroing before the step.
+__global__ void sum_partials(size_t count, int splits, const float* __restrict__ partial, float* __restrict__ total) {
+  float* lanes = shared_floats();  // [kSplitLanes][32]
+  const size_t j = size_t(blockIdx.x) * 32 + threadIdx.x;
+  float sum = 0;
+  if (j < count)
+    for (int s = threadIdx.y; s < splits; s += kSplitLanes) sum += partial[size_t(s) * count + j];
+  lanes[threadIdx.y * 32 + threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < count) {
+    float t = 0;
+    for (int l = 0; l < kSplitLanes; ++l) t += lanes[l * 32 + threadIdx.x];
+    total[j] = t;
+  }
+}
+
+// The weights in the two orders the tiled convolution stages them: forward[i][tap][o], and
+// for the input gradient backward[o][8 - tap][i] (the gradient of a 3x3 convolution with
+// respect to its input is the convolution of d_out with the mirrored kernel, in and out
+// channels swapped). Once per step, before the forward pass: 9 MB of the 1.6 GB a step moves
+// at batch 64.
+__global__ void arrange_weights(int in_ch, int out_ch, const float* __restrict__ weight, float* __restrict__ forward,
+                                float* __restrict__ backward) {
+  const size_t idx = global_index();
+  if (idx >= size_t(out_ch) * in_ch * 9) return;
+  const int tap = int(idx % 9), i = int(idx / 9 % in_ch), o = int(idx / (9 * size_t(in_ch)));
+  forward[(size_t(i) * 9 + tap) * out_ch + o] = weight[idx];
+  backward[(size_t(o) * 9 + 8 - tap) * in_ch + i] = weight[idx];
+}
+
+// ---- 02's kernels: ReLU, pooling, upsampling, the loss, SGD ----
+
+__global__ void relu(size_t n, float* v) {
+  const size_t idx = global_index();
+  if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);
+}
+
+// Zero where the unit was off (its output is 0 exactly when its input was <= 0).
+__global__ void relu_backward(size_t n, const float* __restrict__ a, float* __restrict__ d) {
+  const size_t idx = global_index();
+  if (idx < n && !(a[idx] > 0)) d[idx] = 0;
+}
+
+// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major order.
+__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
+  size_t best = (plane * h + 2 * y) * w + 2 * x;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
+      if (in[j] > in[best]) best = j;
+    }
+  return best;
+}
+
+// planes = batch x channels; (h, w) is the input's size.
+__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * (h / 2) * (w / 2)) return;
+  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
+  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
+}
+
+// One thread per input element: the gradient of its window's output if it was the maximum, else 0.
+__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
+                              float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
+  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
+}
+
+// Nearest-neighbour x2 upsampling of (planes, h, w), and its adjoint (the sum of each 2x2 block).
+__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * 4 * h * w) return;
+  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
+  const size_t plane = idx / (size_t(4) * h * w);
+  out[idx] = in[(plane * h + y / 2) * w + x / 2];
+}
+
+__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
+  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
+}
+
+// d_y = scale (y - x), written over y (nothing reads the reconstruction after the loss); the
+// squared errors of a block are summed in shared memory and written, times `mean`, to
+// partial[blockIdx.x], which sum_partials adds into the step's loss.
+__global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
+                              float* __restrict__ partial) {
+  float* squares = shared_floats();
+  const size_t idx = global_index();
+  float e2 = 0;
+  if (idx < n) {
+    const float e = y_then_d_y[idx] - x[idx];
+    y_then_d_y[idx] = scale * e;
+    e2 = e * e;
+  }
+  squares[threadIdx.x] = e2;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) squares[threadIdx.x] += squares[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
+}
+
+// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
+__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
+                    float* __restrict__ params) {
+  const size_t idx = global_index();
+  if (idx >= n) return;
+  velocity[idx] = momentum * velocity[idx] + gradient[idx];
+  params[idx] -= lr * velocity[idx];
+}
+
+class GpuTiled final : public Step {
+ public:
+  explicit GpuTiled(int threads) : threads_(threads) {}
+
+  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
+    p_ = &p;
+    batch_ = batch;
+    L_ = layers(p.model);
+    t_ = 0;
+    data_.upload(p.data->pixels.data(), p.data->pixels.size());
+    params_.upload(initial.data(), initial.size());
+    velocity_.resize(initial.size());
+    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
+    gradient_.resize(initial.size());
+    forward_weights_.resize(initial.size());
+    backward_weights_.resize(initial.size());
+    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
+    // Activations for a minibatch, or for the images reconstruct() is asked for.
+    const size_t n = size_t(std::max(batch, 32));
+    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
+    a1_.resize(size(L_[0], L_[0].out)), p1_.resize(size(L_[1], L_[1].in));
+    a2_.resize(size(L_[1], L_[1].out)), p2_.resize(size(L_[2], L_[2].in));
+    a3_.resize(size(L_[2], L_[2].out)), u3_.resize(size(L_[3], L_[3].in));
+    a4_.resize(size(L_[3], L_[3].out)), u4_.resize(size(L_[4], L_[4].in));
+    // The reconstruction and every gradient of an activation: two buffers of the largest size
+    // (backward() says which holds what when).
+    size_t largest = 0;
+    for (const Conv& c : L_) largest = std::max({largest, size(c, c.in), size(c, c.out)});
+    for (auto& g : gradients_) g.resize(largest);
+    // Partial sums of the weight gradients, and of the loss before them.
+    int device = 0, sms = 0, shared_per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    size_t partials = (size_t(batch) * p.data->image_size() + threads_ - 1) / threads_;
+    for (int l = 0; l < kLayers; ++l) {
+      plan_[l] = gradient_geometry(L_[l], batch, sms, shared_per_sm);
+      partials = std::max(partials, size_t(plan_[l].splits) * (L_[l].weight_count() + size_t(L_[l].out)));
+    }
+    partials_.resize(partials);
+  }
+
+  void train(long long steps) override {
+    reserve_losses(size_t(t_ + steps));
+    const size_t image_size = p_->data->image_size();
+    for (long long s = 0; s < steps; ++s, ++t_) {
+      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
+      forward(x, batch_);
+      backward(x, losses_.data() + t_);
+      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
+             velocity_.data(), params_.data());
+    }
+  }
+
+  void store(Trained& out) override {
+    out.params.resize(params_.size());
+    out.gradient.resize(gradient_.size());
+    out.losses.resize(size_t(t_));
+    params_.download(out.params.data());
+    gradient_.download(out.gradient.data());
+    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+
+  void reconstruct(int count, float* out) override {
+    forward(data_.data(), count);
+    CUDA_CHECK(cudaMemcpy(out, gradients_[0].data(), size_t(count) * p_->data->image_size() * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+  }
+
+  void describe(nlohmann::json& params) const override { params["threads"] = threads_; }
+
+ private:
+  template <class Kernel, class... Args>
+  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+    kernel<<<grid, block, shared>>>(args...);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  // One thread per element, --threads per block.
+  template <class Kernel, class... Args>
+  void launch(Kernel kernel, size_t n, Args... args) {
+    launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
+  }
+
+  // Grows the device array of per-step losses, keeping those already there (only when more
+  // steps are trained after load() than the problem's).
+  void reserve_losses(size_t n) {
+    if (n <= losses_.size()) return;
+    std::vector<float> kept(losses_.size());
+    losses_.download(kept.data());
+    losses_.resize(n);
+    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+
+  // A tiled convolution of n images: 16 output channels per thread, or 4 where there are
+  // fewer than 16 (conv5's 3 would leave 13 of 16 idle).
+  void convolve(int n, int in_ch, int out_ch, int h, int w, const float* in, const float* weight, const float* bias,
+                float* out) {
+    const int per_thread = out_ch >= 16 ? 16 : 4;
+    const TileGeometry g = tile_geometry(out_ch, h, w, per_thread);
+    const dim3 grid(unsigned(n * g.tiles), unsigned(ceil_div(out_ch, g.block_out)));
+    const dim3 block(unsigned(g.tile_w), unsigned(g.tile_h / kRowsPerThread), unsigned(g.block_out / per_thread));
+    if (per_thread == 16)
+      launch_grid(conv_tiled<16>, grid, block, g.shared, in_ch, out_ch, h, w, g, in, weight, bias, out);
+    else
+      launch_grid(conv_tiled<4>, grid, block, g.shared, in_ch, out_ch, h, w, g, in, weight, bias, out);
+  }
+
+  void conv(const Conv& c, int n, const float* in, float* out) {
+    convolve(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, params_.data() + c.bias, out);
+  }
+
+  // Adds `splits` rows of `count` partial sums into total.
+  void sum_splits(size_t count, int splits, float* total) {
+    launch_grid(sum_partials, dim3(unsigned((count + 31) / 32)), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float),
+                count, splits, partials_.data(), total);
+  }
+
+  void forward(const float* x, int n) {
+    for (const Conv& c : L_)
+      launch(arrange_weights, c.weight_count(), c.in, c.out, params_.data() + c.weight, forward_weights_.data() + c.weight,
+             backward_weights_.data() + c.weight);
+    conv(L_[0], n, x, a1_.data());
+    launch(relu, size_t(n) * L_[0].out * L_[0].pixels(), size_t(n) * L_[0].out * L_[0].pixels(), a1_.data());
+    launch(pool_forward, size_t(n) * L_[1].in * L_[1].pixels(), size_t(n) * L_[0].out, L_[0].height, L_[0].width,
+           a1_.data(), p1_.data());
+    conv(L_[1], n, p1_.data(), a2_.data());
+    launch(relu, size_t(n) * L_[1].out * L_[1].pixels(), size_t(n) * L_[1].out * L_[1].pixels(), a2_.data());
+    launch(pool_forward, size_t(n) * L_[2].in * L_[2].pixels(), size_t(n) * L_[1].out, L_[1].height, L_[1].width,
+           a2_.data(), p2_.data());
+    conv(L_[2], n, p2_.data(), a3_.data());
+    launch(relu, size_t(n) * L_[2].out * L_[2].pixels(), size_t(n) * L_[2].out * L_[2].pixels(), a3_.data());
+    launch(up_forward, size_t(n) * L_[3].in * L_[3].pixels(), size_t(n) * L_[2].out, L_[2].height, L_[2].width,
+           a3_.data(), u3_.data());
+    conv(L_[3], n, u3_.data(), a4_.data());
+    launch(relu, size_t(n) * L_[3].out * L_[3].pixels(), size_t(n) * L_[3].out * L_[3].pixels(), a4_.data());
+    launch(up_forward, size_t(n) * L_[4].in * L_[4].pixels(), size_t(n) * L_[3].out, L_[3].height, L_[3].width,
+           a4_.data(), u4_.data());
+    conv(L_[4], n, u4_.data(), gradients_[0].data());  // the reconstruction y
+  }
+
+  // The weight and bias gradients of layer l (whole batch), and the gradient of its input.
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) {
+    const Conv& c = L_[l];
+    const GradientGeometry& g = plan_[l];
+    const dim3 grid(unsigned(ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks), unsigned(g.splits));
+    launch_grid(conv_weight_gradient, grid, dim3(unsigned(g.out_groups * g.in_groups)), g.shared, batch_, c.in, c.out,
+                c.height, c.width, g, in, d_out, partials_.data());
+    sum_splits(c.weight_count() + size_t(c.out), g.splits, gradient_.data() + c.weight);  // the bias follows its weights
+    if (d_in)
+      convolve(batch_, c.out, c.in, c.height, c.width, d_out, backward_weights_.data() + c.weight, nullptr, d_in);
+  }
+
+  void backward(const float* x, float* loss) {
+    const size_t n = size_t(batch_), outputs = n * p_->data->image_size();
+    // Each gradient is read only to make the next one (and its layer's weight gradient), so
+    // two buffers serve them all, in turn; the first starts as the reconstruction y.
+    float* const d_y = gradients_[0].data();
+    float* const d_u4 = gradients_[1].data();
+    float* const d_a4 = gradients_[0].data();
+    float* const d_u3 = gradients_[1].data();
+    float* const d_a3 = gradients_[0].data();
+    float* const d_p2 = gradients_[1].data();
+    float* const d_a2 = gradients_[0].data();
+    float* const d_p1 = gradients_[1].data();
+    float* const d_a1 = gradients_[0].data();
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    const unsigned blocks = unsigned((outputs + threads_ - 1) / threads_);
+    launch_grid(loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), outputs, scale, mean, d_y, x,
+                partials_.data());
+    sum_splits(1, int(blocks), loss);
+    conv_backward(4, u4_.data(), d_y, d_u4);
+    launch(up_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out, L_[3].height, L_[3].width, d_u4, d_a4);
+    launch(relu_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out * L_[3].pixels(), a4_.data(), d_a4);
+    conv_backward(3, u3_.data(), d_a4, d_u3);
+    launch(up_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out, L_[2].height, L_[2].width, d_u3, d_a3);
+    launch(relu_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out * L_[2].pixels(), a3_.data(), d_a3);
+    conv_backward(2, p2_.data(), d_a3, d_p2);
+    launch(pool_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out, L_[1].height, L_[1].width, a2_.data(), d_p2, d_a2);
+    launch(relu_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out * L_[1].pixels(), a2_.data(), d_a2);
+    conv_backward(1, p1_.data(), d_a2, d_p1);
+    launch(pool_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out, L_[0].height, L_[0].width, a1_.data(), d_p1, d_a1);
+    launch(relu_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out * L_[0].pixels(), a1_.data(), d_a1);
+    conv_backward(0, x, d_a1, nullptr);  // the image needs no gradient
+  }
+
+  int threads_;
+  const Problem* p_ = nullptr;
+  int batch_ = 0;
+  long long t_ = 0;
+  std::array<Conv, kLayers> L_;
+  std::array<GradientGeometry, kLayers> plan_;
+  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> forward_weights_, backward_weights_;  // arrange_weights' orders, at each weight's offset
+  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
+  std::array<core::DeviceArray<float>, 2> gradients_;
+  core::DeviceArray<float> partials_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"lab_06_ae_tiling", "Lab 06: 03_gpu_tiled's shared-memory tile with halo, staged and summed by you", true,
+          Accuracy::fp32,
+          {{"threads", 256, 32, 1024,
+            "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
+  const long threads = core::tunable(tunables, "threads");
+  if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
+    throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
+  return std::make_unique<GpuTiled>(int(threads));
+}
+
+}  // namespace ae
