@@ -1,4 +1,4 @@
-// What the EPIC GPU steps share and do not teach: cuFFT error checks, pinned host memory, the
+// What the EPIC GPU steps share and do not teach: pinned host memory, the
 // product list as a kernel argument, a per-phase timer (CUDA events around each phase of a
 // gulp, summed over the run) whose totals go into the record as the step's breakdown, and the
 // two kernels that every GPU step runs the same way: the stands' autocorrelations and, after
@@ -12,35 +12,13 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "cufft_check.cuh"
 #include "error.hpp"
 #include "nvtx.hpp"
 #include "step.hpp"
 #include "voltage.hpp"
 
 namespace epic {
-
-inline const char* cufft_error_name(cufftResult r) {
-  switch (r) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    default: return "cufftResult";
-  }
-}
-
-#define CUFFT_CHECK(call)                                                                       \
-  do {                                                                                          \
-    const cufftResult r_ = (call);                                                              \
-    if (r_ != CUFFT_SUCCESS)                                                                    \
-      throw ::core::RuntimeError(std::string(#call) + " failed at " + __FILE__ + ":" +          \
-                                 std::to_string(__LINE__) + ": " + ::epic::cufft_error_name(r_) + \
-                                 " (" + std::to_string(int(r_)) + ")");                         \
-  } while (0)
 
 // The products as a kernel argument.
 struct ProductList {

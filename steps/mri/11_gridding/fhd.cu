@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cufft_check.cuh"
 #include "device_problem.cuh"
 #include "gridding.hpp"
 #include "portable.hpp"
@@ -26,19 +27,6 @@ namespace mri {
 namespace {
 
 constexpr int kMaxWidth = 8;  // cells per axis a sample reaches: at most kMaxWidth + 1
-
-const char* cufft_name(cufftResult r) {
-  switch (r) {
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    default: return "cufftResult";
-  }
-}
-void cufft_check(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) throw core::RuntimeError(std::string(what) + " failed: " + cufft_name(r) + " (" + std::to_string(int(r)) + ")");
-}
 
 struct Grid {
   int g[3];         // oversampled points per axis
@@ -128,7 +116,7 @@ class GriddingStep final : public Step {
                                std::to_string(3 * cells * sizeof(float2) >> 20) + " MiB with the FFT; " +
                                std::to_string(free >> 20) + " MiB are free: use a smaller --oversampling");
       grid_.resize(cells);
-      cufft_check(cufftPlan3d(&plan_, gr_.g[2], gr_.g[1], gr_.g[0], CUFFT_C2C), "cufftPlan3d");
+      CUFFT_CHECK(cufftPlan3d(&plan_, gr_.g[2], gr_.g[1], gr_.g[0], CUFFT_C2C));
     }
     // Deapodization: voxel i of an axis sits at FFT bin i - n/2 (mod g); divide by the
     // kernel's transform at nu = (i - n/2) / n / sigma cycles per grid cell.
@@ -153,8 +141,7 @@ class GriddingStep final : public Step {
                                                           dev_.q(), gr_, grid);
     CUDA_CHECK_LAUNCH();
     // 2. sum_q b_q e^{+i 2 pi q j / g}: cuFFT's inverse (unnormalized), z slowest.
-    cufft_check(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE),
-                "cufftExecC2C");
+    CUFFT_CHECK(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE));
     deapodize<<<blocks_for(dev_.numX, threads_), threads_>>>(grid, gr_, n_[0], n_[1], n_[2], bin_.data(), scale_.data(),
                                                              dev_.rFhD.data(), dev_.iFhD.data());
     CUDA_CHECK_LAUNCH();
