@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mri-q-large-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'mri Q, problem large (3211264 samples x 262144 voxels), NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:1824.5723]
+set yrange [0.33333333:1821.2184]
 set xrange [-0.6:7.6]
 set ylabel 'speedup over 03_gather (log scale)'
 set style fill solid 0.85 border -1

@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mri-q-small-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'mri Q, problem small (32768 samples x 32768 voxels), NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:10554.186]
+set yrange [0.33333333:11308.553]
 set xrange [-0.6:11.6]
 set ylabel 'speedup over 01_cpu_omp (log scale)'
 set style fill solid 0.85 border -1
