@@ -1,0 +1,651 @@
+// ae 06_cudnn: the library reference. The training step of 02 and 03 with every convolution
+// done by cuDNN (its legacy convolution API, the one PyTorch calls): the forward pass
+// (cudnnConvolutionForward, then cudnnAddTensor for the bias), the input gradient
+// (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
+// the bias gradient (cudnnConvolutionBackwardBias); ReLU forward and backward in place by
+// cudnnActivationForward/Backward. Max pooling, upsampling, the loss and SGD are small
+// kernels of our own (pooling by cuDNN is an option, --cudnn-pooling: see pool()).
+//
+// Precision: float data, NCHW, and every convolution restricted to CUDNN_FMA_MATH: true fp32
+// products and sums, no TF32 tensor cores (which cuDNN's default math type allows for float
+// data on Ampere and later). The algorithms are cuDNN's choice, made once per shape when
+// load() first meets it: timed trials of every algorithm (cudnnFind*AlgorithmEx, PyTorch's
+// cudnn.benchmark), or cuDNN's heuristics (cudnnGet*_v7) with --algo-search 0, within a
+// workspace of at most --workspace-mib. describe() records which were chosen.
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cuda_check.cuh"
+#include "device_array.cuh"
+#include "step.hpp"
+
+namespace ae {
+namespace {
+
+[[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* call, const char* file, int line) {
+  char detail[512] = "";
+  cudnnGetLastErrorString(detail, sizeof detail);
+  throw core::RuntimeError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                           cudnnGetErrorString(status) + (detail[0] ? std::string(" (") + detail + ")" : std::string()));
+}
+
+#define CUDNN_CHECK(call)                                                            \
+  do {                                                                               \
+    const cudnnStatus_t s_ = (call);                                                 \
+    if (s_ != CUDNN_STATUS_SUCCESS) ::ae::cudnn_fail(s_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// A cuDNN descriptor, destroyed with its owner.
+template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
+class Descriptor {
+ public:
+  Descriptor() { CUDNN_CHECK(Create(&h_)); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() { Destroy(h_); }
+  operator Handle() const { return h_; }
+
+ private:
+  Handle h_ = nullptr;
+};
+using TensorDescriptor = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+using PoolingDescriptor = Descriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using ActivationDescriptor =
+    Descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
+
+void set_nchw(cudnnTensorDescriptor_t d, int n, int c, int h, int w) {
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+}
+
+const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "?";
+  }
+}
+const char* algorithm_name(cudnnConvolutionBwdDataAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "?";
+  }
+}
+const char* algorithm_name(cudnnConvolutionBwdFilterAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "ALGO_3";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "FFT_TILING";
+    default: return "?";
+  }
+}
+
+// One algorithm of one convolution pass, as chosen.
+template <class Algo>
+struct Choice {
+  Algo algo{};
+  size_t workspace = 0;  // bytes
+  float ms = 0;          // its trial time (timed search), or 0 (heuristics)
+  cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;
+};
+
+// The fastest usable result of a search (cuDNN lists them fastest first): it ran, it fits the
+// workspace, and it is FMA math. cuDNN tries only FMA kernels when the descriptor says so;
+// should a result name no math type (default math), the descriptor still restricts the kernel
+// that runs, so it is taken only when no result says FMA. Tensor-op results are never taken.
+template <class Perf, class Algo = decltype(Perf::algo)>
+Choice<Algo> pick(const Perf* results, int count, size_t limit, bool timed, const std::string& what) {
+  for (cudnnMathType_t want : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH})
+    for (int i = 0; i < count; ++i) {
+      const Perf& r = results[i];
+      if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= limit && r.mathType == want)
+        return {r.algo, r.memory, timed ? r.time : 0.0f, r.determinism};
+    }
+  throw core::RuntimeError("06_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
+                           std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)");
+}
+
+__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+
+__device__ __forceinline__ float* shared_floats() {
+  extern __shared__ float4 shared_storage[];
+  return reinterpret_cast<float*>(shared_storage);
+}
+
+// ---- Our own kernels: pooling (by default), upsampling, the loss, SGD (02's and 03's) ----
+
+// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major order.
+__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
+  size_t best = (plane * h + 2 * y) * w + 2 * x;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
+      if (in[j] > in[best]) best = j;
+    }
+  return best;
+}
+
+// planes = batch x channels; (h, w) is the input's size.
+__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * (h / 2) * (w / 2)) return;
+  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
+  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
+}
+
+// One thread per input element: the gradient of its window's output if it was the maximum, else 0.
+__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
+                              float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
+  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
+}
+
+// Nearest-neighbour x2 upsampling of (planes, h, w), and its adjoint (the sum of each 2x2 block).
+__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * 4 * h * w) return;
+  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
+  const size_t plane = idx / (size_t(4) * h * w);
+  out[idx] = in[(plane * h + y / 2) * w + x / 2];
+}
+
+__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
+  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
+}
+
+// d_y = scale (y - x), written over y; the squared errors of a block are summed in shared
+// memory and written, times `mean`, to partial[blockIdx.x] (sum_losses adds them up).
+__global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
+                              float* __restrict__ partial) {
+  float* squares = shared_floats();
+  const size_t idx = global_index();
+  float e2 = 0;
+  if (idx < n) {
+    const float e = y_then_d_y[idx] - x[idx];
+    y_then_d_y[idx] = scale * e;
+    e2 = e * e;
+  }
+  squares[threadIdx.x] = e2;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) squares[threadIdx.x] += squares[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
+}
+
+// One block: *loss = the sum of count block sums, in a fixed order (no atomics, no memset).
+__global__ void sum_losses(int count, const float* __restrict__ partial, float* __restrict__ loss) {
+  float* sums = shared_floats();
+  float sum = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partial[i];
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) sums[threadIdx.x] += sums[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *loss = sums[0];
+}
+
+// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
+__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
+                    float* __restrict__ params) {
+  const size_t idx = global_index();
+  if (idx >= n) return;
+  velocity[idx] = momentum * velocity[idx] + gradient[idx];
+  params[idx] -= lr * velocity[idx];
+}
+
+struct Options {
+  int threads = 256;
+  bool timed_search = true;   // cudnnFind*AlgorithmEx; false: cudnnGet*_v7
+  size_t workspace_limit = 0;  // bytes
+  bool cudnn_pooling = false;
+};
+
+class Cudnn final : public Step {
+ public:
+  explicit Cudnn(const Options& o) : o_(o) {
+    CUDNN_CHECK(cudnnCreate(&handle_));  // on the legacy default stream, with our kernels
+    CUDNN_CHECK(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    // MAX_DETERMINISTIC: a max-pooling backward pass that gives each window's gradient to one input.
+    CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0,
+                                            2, 2));
+  }
+  ~Cudnn() override { cudnnDestroy(handle_); }
+
+  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
+    p_ = &p;
+    batch_ = batch;
+    t_ = 0;
+    if (model_.describe() != p.model.describe() || plans_.empty()) set_model(p.model);
+    data_.upload(p.data->pixels.data(), p.data->pixels.size());
+    params_.upload(initial.data(), initial.size());
+    velocity_.resize(initial.size());
+    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
+    gradient_.resize(initial.size());
+    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
+    // Activations for a minibatch, or for the images reconstruct() is asked for (03's buffers).
+    capacity_ = std::max(batch, 32);
+    const size_t n = size_t(capacity_);
+    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
+    a1_.resize(size(L_[0], L_[0].out)), p1_.resize(size(L_[1], L_[1].in));
+    a2_.resize(size(L_[1], L_[1].out)), p2_.resize(size(L_[2], L_[2].in));
+    a3_.resize(size(L_[2], L_[2].out)), u3_.resize(size(L_[3], L_[3].in));
+    a4_.resize(size(L_[3], L_[3].out)), u4_.resize(size(L_[4], L_[4].in));
+    size_t largest = 0;
+    for (const Conv& c : L_) largest = std::max({largest, size(c, c.in), size(c, c.out)});
+    for (auto& g : gradients_) g.resize(largest);
+    loss_blocks_ = int((size_t(batch) * p.data->image_size() + o_.threads - 1) / o_.threads);
+    partials_.resize(size_t(loss_blocks_));
+    plan_ = &plan(batch, true);
+  }
+
+  void train(long long steps) override {
+    reserve_losses(size_t(t_ + steps));
+    const size_t image_size = p_->data->image_size();
+    for (long long s = 0; s < steps; ++s, ++t_) {
+      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
+      forward(*plan_, x);
+      backward(*plan_, x, losses_.data() + t_);
+      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
+             velocity_.data(), params_.data());
+    }
+  }
+
+  void store(Trained& out) override {
+    out.params.resize(params_.size());
+    out.gradient.resize(gradient_.size());
+    out.losses.resize(size_t(t_));
+    params_.download(out.params.data());
+    gradient_.download(out.gradient.data());
+    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+
+  void reconstruct(int count, float* out) override {
+    if (count > capacity_)
+      throw core::RuntimeError("06_cudnn: " + std::to_string(count) + " reconstructions, buffers for " +
+                               std::to_string(capacity_));
+    forward(plan(count, false), data_.data());
+    CUDA_CHECK(cudaMemcpy(out, gradients_[0].data(), size_t(count) * p_->data->image_size() * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+  }
+
+  // The cuDNN version and, for the minibatch of the timed runs, the algorithm of every pass of
+  // every layer with its workspace (and its trial time when timed).
+  void describe(nlohmann::json& params) const override {
+    params["cudnn_version"] = long(cudnnGetVersion());
+    params["math"] = "FMA (fp32), NCHW";
+    params["workspace_bytes"] = workspace_.size();
+    if (!p_) return;
+    const auto found = plans_.find(p_->batch);
+    if (found == plans_.end() || !found->second->trains) return;
+    const Plan& plan = *found->second;
+    nlohmann::json layers = nlohmann::json::object();
+    auto entry = [](const auto& c) {
+      nlohmann::json e = {{"algo", algorithm_name(c.algo)}, {"workspace_bytes", c.workspace},
+                          {"deterministic", c.determinism == CUDNN_DETERMINISTIC}};
+      if (c.ms > 0) e["trial_ms"] = c.ms;
+      return e;
+    };
+    for (int l = 0; l < kLayers; ++l) {
+      nlohmann::json j = {{"forward", entry(plan.forward[l])}, {"backward_filter", entry(plan.backward_filter[l])}};
+      if (l > 0) j["backward_data"] = entry(plan.backward_data[l]);
+      layers["conv" + std::to_string(l + 1)] = j;
+    }
+    params["algorithms"] = layers;
+  }
+
+ private:
+  // The descriptors and algorithms for minibatches of n images.
+  struct Plan {
+    int n = 0;
+    bool trains = false;  // backward algorithms chosen too (not only for reconstruct())
+    std::array<TensorDescriptor, kLayers> in, out;  // (n, in, h, w) and (n, out, h, w) of each convolution
+    std::array<Choice<cudnnConvolutionFwdAlgo_t>, kLayers> forward;
+    std::array<Choice<cudnnConvolutionBwdDataAlgo_t>, kLayers> backward_data;  // [0] unused: no image gradient
+    std::array<Choice<cudnnConvolutionBwdFilterAlgo_t>, kLayers> backward_filter;
+  };
+
+  // The weight, bias and convolution descriptors depend on the model only.
+  void set_model(const Model& m) {
+    model_ = m;
+    L_ = layers(m);
+    plans_.clear();
+    for (int l = 0; l < kLayers; ++l) {
+      const Conv& c = L_[l];
+      CUDNN_CHECK(cudnnSetFilter4dDescriptor(weights_[l], CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c.out, c.in, 3, 3));
+      set_nchw(biases_[l], 1, c.out, 1, 1);
+      // PyTorch's and the reference's convolution: out[y][x] += w[kh][kw] in[y + kh - 1][x + kw - 1].
+      CUDNN_CHECK(cudnnSetConvolution2dDescriptor(convs_[l], 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      CUDNN_CHECK(cudnnSetConvolutionMathType(convs_[l], CUDNN_FMA_MATH));
+    }
+  }
+
+  // The plan for n images, made the first time n is met (with the backward passes when
+  // `trains`). A timed search runs every algorithm on the step's own buffers, so it needs them
+  // allocated (load() has) and may overwrite them: activations, the gradient buffers and the
+  // parameter gradient, all of which a training step or reconstruct() writes before reading.
+  Plan& plan(int n, bool trains) {
+    std::unique_ptr<Plan>& slot = plans_[n];
+    const bool fresh = !slot;
+    if (fresh) {
+      slot = std::make_unique<Plan>();
+      slot->n = n;
+      for (int l = 0; l < kLayers; ++l) {
+        set_nchw(slot->in[l], n, L_[l].in, L_[l].height, L_[l].width);
+        set_nchw(slot->out[l], n, L_[l].out, L_[l].height, L_[l].width);
+      }
+    }
+    Plan& plan = *slot;
+    if (!fresh && (plan.trains || !trains)) return plan;
+    const size_t limit = o_.workspace_limit;
+    if (o_.timed_search) workspace_.resize(std::max(workspace_.size(), limit));  // for the trials; shrunk below
+    const std::string shape = " (" + std::to_string(n) + " images)";
+    for (int l = 0; l < kLayers; ++l) {
+      const std::string layer = "conv" + std::to_string(l + 1);
+      const float* in = input(l);
+      float* out = output(l);
+      const float* w = params_.data() + L_[l].weight;
+      if (fresh) plan.forward[l] = choose_forward(plan, l, in, w, out, layer + " forward" + shape);
+      if (trains) {
+        plan.backward_filter[l] =
+            choose_backward_filter(plan, l, in, out, gradient_.data() + L_[l].weight, layer + " weight gradient" + shape);
+        if (l > 0)
+          plan.backward_data[l] =
+              choose_backward_data(plan, l, w, out, gradients_[1].data(), layer + " input gradient" + shape);
+      }
+    }
+    plan.trains = plan.trains || trains;
+    // The workspace: the largest any chosen algorithm needs, for every plan made so far.
+    size_t needed = 0;
+    for (const auto& kv : plans_)
+      for (int l = 0; l < kLayers; ++l) {
+        needed = std::max(needed, kv.second->forward[l].workspace);
+        if (kv.second->trains)
+          needed = std::max({needed, kv.second->backward_data[l].workspace, kv.second->backward_filter[l].workspace});
+      }
+    workspace_.resize(needed);
+    return plan;
+  }
+
+  Choice<cudnnConvolutionFwdAlgo_t> choose_forward(const Plan& plan, int l, const float* in, const float* w, float* out,
+                                                   const std::string& what) {
+    cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    if (o_.timed_search)
+      CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, plan.in[l], in, weights_[l], w, convs_[l], plan.out[l],
+                                                         out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, r,
+                                                         workspace_.data(), o_.workspace_limit));
+    else
+      CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, plan.in[l], weights_[l], convs_[l], plan.out[l],
+                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, r));
+    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, plan.in[l], weights_[l], convs_[l], plan.out[l], c.algo,
+                                                        &c.workspace));
+    return c;
+  }
+
+  Choice<cudnnConvolutionBwdFilterAlgo_t> choose_backward_filter(const Plan& plan, int l, const float* in,
+                                                                 const float* d_out, float* d_w, const std::string& what) {
+    cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int count = 0;
+    if (o_.timed_search)
+      CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          handle_, plan.in[l], in, plan.out[l], d_out, convs_[l], weights_[l], d_w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+          &count, r, workspace_.data(), o_.workspace_limit));
+    else
+      CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.in[l], plan.out[l], convs_[l], weights_[l],
+                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, r));
+    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, plan.in[l], plan.out[l], convs_[l], weights_[l],
+                                                               c.algo, &c.workspace));
+    return c;
+  }
+
+  Choice<cudnnConvolutionBwdDataAlgo_t> choose_backward_data(const Plan& plan, int l, const float* w, const float* d_out,
+                                                             float* d_in, const std::string& what) {
+    cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int count = 0;
+    if (o_.timed_search)
+      CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+          handle_, weights_[l], w, plan.out[l], d_out, convs_[l], plan.in[l], d_in, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+          &count, r, workspace_.data(), o_.workspace_limit));
+    else
+      CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, weights_[l], plan.out[l], convs_[l], plan.in[l],
+                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, r));
+    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, weights_[l], plan.out[l], convs_[l], plan.in[l],
+                                                             c.algo, &c.workspace));
+    return c;
+  }
+
+  // The buffers around layer l, for the algorithm trials: its input (the first images for
+  // conv1) and its output (the reconstruction y for conv5, in the first gradient buffer as in 03).
+  const float* input(int l) {
+    switch (l) {
+      case 0: return data_.data();
+      case 1: return p1_.data();
+      case 2: return p2_.data();
+      case 3: return u3_.data();
+      default: return u4_.data();
+    }
+  }
+  float* output(int l) {
+    switch (l) {
+      case 0: return a1_.data();
+      case 1: return a2_.data();
+      case 2: return a3_.data();
+      case 3: return a4_.data();
+      default: return gradients_[0].data();
+    }
+  }
+
+  template <class Kernel, class... Args>
+  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+    kernel<<<grid, block, shared>>>(args...);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  // One thread per element, --threads per block.
+  template <class Kernel, class... Args>
+  void launch(Kernel kernel, size_t n, Args... args) {
+    launch_grid(kernel, dim3(unsigned((n + o_.threads - 1) / o_.threads)), dim3(o_.threads), 0, args...);
+  }
+
+  void reserve_losses(size_t n) {
+    if (n <= losses_.size()) return;
+    std::vector<float> kept(losses_.size());
+    losses_.download(kept.data());
+    losses_.resize(n);
+    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+
+  // conv + bias (+ ReLU in place) of layer l.
+  void conv(const Plan& plan, int l, const float* in, float* out, bool relu) {
+    const float one = 1, zero = 0;
+    CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, plan.in[l], in, weights_[l], params_.data() + L_[l].weight,
+                                        convs_[l], plan.forward[l].algo, workspace_.data(), workspace_.size(), &zero,
+                                        plan.out[l], out));
+    CUDNN_CHECK(cudnnAddTensor(handle_, &one, biases_[l], params_.data() + L_[l].bias, &one, plan.out[l], out));
+    if (relu) CUDNN_CHECK(cudnnActivationForward(handle_, relu_, &one, plan.out[l], out, &zero, plan.out[l], out));
+  }
+
+  // 2x2 max pooling of layer l's output into layer l + 1's input. Ours by default: cuDNN does
+  // not document which of equal maxima its backward pass picks, and the step must pick the
+  // first, as the reference and PyTorch do (ties are common: flat image regions give equal
+  // activations). --cudnn-pooling 1 uses cuDNN's, for the GPU to show whether it agrees.
+  void pool(const Plan& plan, int l, const float* in, float* out) {
+    const float one = 1, zero = 0;
+    if (o_.cudnn_pooling)
+      CUDNN_CHECK(cudnnPoolingForward(handle_, pool_, &one, plan.out[l], in, &zero, plan.in[l + 1], out));
+    else
+      launch(pool_forward, size_t(plan.n) * L_[l + 1].in * L_[l + 1].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
+             L_[l].width, in, out);
+  }
+
+  void pool_gradient(const Plan& plan, int l, const float* in, const float* pooled, const float* d_pooled, float* d_in) {
+    const float one = 1, zero = 0;
+    if (o_.cudnn_pooling)
+      CUDNN_CHECK(cudnnPoolingBackward(handle_, pool_, &one, plan.in[l + 1], pooled, plan.in[l + 1], d_pooled, plan.out[l],
+                                       in, &zero, plan.out[l], d_in));
+    else
+      launch(pool_backward, size_t(plan.n) * L_[l].out * L_[l].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
+             L_[l].width, in, d_pooled, d_in);
+  }
+
+  void upsample(const Plan& plan, int l, const float* in, float* out) {
+    launch(up_forward, size_t(plan.n) * L_[l + 1].in * L_[l + 1].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
+           L_[l].width, in, out);
+  }
+
+  void upsample_gradient(const Plan& plan, int l, const float* d_up, float* d_in) {
+    launch(up_backward, size_t(plan.n) * L_[l].out * L_[l].pixels(), size_t(plan.n) * L_[l].out, L_[l].height, L_[l].width,
+           d_up, d_in);
+  }
+
+  // ReLU's gradient in place: cuDNN reads the unit's output for both x and y (the forward
+  // pass overwrote its input), and passes d only where that output is > 0.
+  void relu_gradient(const Plan& plan, int l, const float* a, float* d) {
+    const float one = 1, zero = 0;
+    CUDNN_CHECK(cudnnActivationBackward(handle_, relu_, &one, plan.out[l], a, plan.out[l], d, plan.out[l], a, &zero,
+                                        plan.out[l], d));
+  }
+
+  void forward(const Plan& plan, const float* x) {
+    conv(plan, 0, x, a1_.data(), true);
+    pool(plan, 0, a1_.data(), p1_.data());
+    conv(plan, 1, p1_.data(), a2_.data(), true);
+    pool(plan, 1, a2_.data(), p2_.data());
+    conv(plan, 2, p2_.data(), a3_.data(), true);
+    upsample(plan, 2, a3_.data(), u3_.data());
+    conv(plan, 3, u3_.data(), a4_.data(), true);
+    upsample(plan, 3, a4_.data(), u4_.data());
+    conv(plan, 4, u4_.data(), gradients_[0].data(), false);  // the reconstruction y
+  }
+
+  // The weight and bias gradients of layer l (whole minibatch, each written, not added), and
+  // the gradient of its input unless d_in is null.
+  void conv_backward(const Plan& plan, int l, const float* in, const float* d_out, float* d_in) {
+    const float one = 1, zero = 0;
+    CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, plan.out[l], d_out, &zero, biases_[l],
+                                             gradient_.data() + L_[l].bias));
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, plan.in[l], in, plan.out[l], d_out, convs_[l],
+                                               plan.backward_filter[l].algo, workspace_.data(), workspace_.size(), &zero,
+                                               weights_[l], gradient_.data() + L_[l].weight));
+    if (d_in)
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, weights_[l], params_.data() + L_[l].weight, plan.out[l],
+                                               d_out, convs_[l], plan.backward_data[l].algo, workspace_.data(),
+                                               workspace_.size(), &zero, plan.in[l], d_in));
+  }
+
+  void backward(const Plan& plan, const float* x, float* loss) {
+    const size_t outputs = size_t(plan.n) * p_->data->image_size();
+    // 03's two gradient buffers, used in turn; the first starts as the reconstruction y.
+    float* const d_y = gradients_[0].data();
+    float* const d_u4 = gradients_[1].data();
+    float* const d_a4 = gradients_[0].data();
+    float* const d_u3 = gradients_[1].data();
+    float* const d_a3 = gradients_[0].data();
+    float* const d_p2 = gradients_[1].data();
+    float* const d_a2 = gradients_[0].data();
+    float* const d_p1 = gradients_[1].data();
+    float* const d_a1 = gradients_[0].data();
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    launch_grid(loss_gradient, dim3(unsigned(loss_blocks_)), dim3(o_.threads), o_.threads * sizeof(float), outputs, scale,
+                mean, d_y, x, partials_.data());
+    launch_grid(sum_losses, dim3(1), dim3(o_.threads), o_.threads * sizeof(float), loss_blocks_, partials_.data(), loss);
+    conv_backward(plan, 4, u4_.data(), d_y, d_u4);
+    upsample_gradient(plan, 3, d_u4, d_a4);
+    relu_gradient(plan, 3, a4_.data(), d_a4);
+    conv_backward(plan, 3, u3_.data(), d_a4, d_u3);
+    upsample_gradient(plan, 2, d_u3, d_a3);
+    relu_gradient(plan, 2, a3_.data(), d_a3);
+    conv_backward(plan, 2, p2_.data(), d_a3, d_p2);
+    pool_gradient(plan, 1, a2_.data(), p2_.data(), d_p2, d_a2);
+    relu_gradient(plan, 1, a2_.data(), d_a2);
+    conv_backward(plan, 1, p1_.data(), d_a2, d_p1);
+    pool_gradient(plan, 0, a1_.data(), p1_.data(), d_p1, d_a1);
+    relu_gradient(plan, 0, a1_.data(), d_a1);
+    conv_backward(plan, 0, x, d_a1, nullptr);  // the image needs no gradient
+  }
+
+  Options o_;
+  cudnnHandle_t handle_ = nullptr;
+  ActivationDescriptor relu_;
+  PoolingDescriptor pool_;
+  std::array<FilterDescriptor, kLayers> weights_;
+  std::array<TensorDescriptor, kLayers> biases_;
+  std::array<ConvolutionDescriptor, kLayers> convs_;
+  std::map<int, std::unique_ptr<Plan>> plans_;  // by images per pass
+  Plan* plan_ = nullptr;                         // the minibatch's
+
+  const Problem* p_ = nullptr;
+  Model model_;
+  std::array<Conv, kLayers> L_;
+  int batch_ = 0, capacity_ = 0, loss_blocks_ = 0;
+  long long t_ = 0;
+  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
+  std::array<core::DeviceArray<float>, 2> gradients_;
+  core::DeviceArray<float> partials_;
+  core::DeviceArray<unsigned char> workspace_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"06_cudnn", "GPU: cuDNN convolutions (forward, backward data, backward filter), fp32 FMA math, NCHW", true,
+          Accuracy::fp32,
+          {{"threads", 256, 32, 1024,
+            "Threads per block of our own kernels (a multiple of 32, a power of 2 for the loss reduction)"},
+           {"algo-search", 1, 0, 1,
+            "1: time every cuDNN algorithm once per shape (cudnnFind*AlgorithmEx); 0: cuDNN's heuristics (cudnnGet*_v7)"},
+           {"workspace-mib", 512, 0, 65536, "The most workspace a cuDNN algorithm may use, MiB"},
+           {"cudnn-pooling", 0, 0, 1, "1: max pooling by cuDNN (cudnnPoolingForward/Backward) instead of our kernels"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
+  Options o;
+  const long threads = core::tunable(tunables, "threads");
+  if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
+    throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
+  o.threads = int(threads);
+  o.timed_search = core::tunable(tunables, "algo-search") == 1;
+  o.workspace_limit = size_t(core::tunable(tunables, "workspace-mib")) << 20;
+  o.cudnn_pooling = core::tunable(tunables, "cudnn-pooling") == 1;
+  return std::make_unique<Cudnn>(o);
+}
+
+}  // namespace ae
