@@ -3,6 +3,7 @@
 // schedule flags, the initial weights (He, or --load), validation of the gradients against
 // the double-precision reference and of the training against a measured goal, the
 // reconstructions as output, the loss curve in the record, and --save of the trained weights.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,12 +22,15 @@ namespace {
 constexpr int kMaxSyntheticImages = 200000;  // 2.4 GB of 32x32 float images
 constexpr int kReconstructions = 32;         // images in --out
 constexpr size_t kMaxCurvePoints = 1000;     // losses in the record; longer runs are subsampled
+constexpr int kMaxRecordedImages = 16;       // --record-images: a row of the report's grid, and a
+                                             // record line that stays a few hundred kB
 
 struct Options {
   int images = 0, batch = 0, epochs = 0;  // 0: the preset's
   double lr = 0.001, momentum = 0.0;
   std::string cifar_dir, idx_dir, split = "train";
   std::string save, load;
+  int record_images = 0;  // images and reconstructions put into the results record
 };
 
 void add_problem_options(CLI::App& app, Options& o) {
@@ -48,6 +52,11 @@ void add_problem_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--save", o.save, "Write the trained weights to this folder, one .npy per tensor (conv1.weight.npy, ...)");
   app.add_option("--load", o.load, "Start from the weights in this folder (as --save writes them) instead of He initialization");
+  app.add_option("--record-images", o.record_images,
+                 "Put the first N images and the trained model's reconstructions of them into the results record "
+                 "(--json), 8-bit, for the report's reconstruction grid (0 .. 16)")
+      ->check(CLI::Range(0, kMaxRecordedImages))
+      ->capture_default_str();
 }
 
 std::shared_ptr<const ImageSet> read_images(const Options& o, const core::CoreOptions& core, const Preset& pre,
@@ -116,6 +125,31 @@ core::json curve_json(const std::vector<float>& losses) {
   return {{"losses", l}, {"every", std::max<size_t>(every, 1)}, {"steps", losses.size()}};
 }
 
+// `count` images of `set`'s shape, [image][channel][row][column] (row 0 at the top), as 8-bit
+// integers: each value clipped to the images' range [0, 1] (a reconstruction may overshoot it)
+// and rounded to the nearest of 256 levels, value = q / 255. A picture, not a measurement.
+core::json quantized_images(const float* pixels, int count, const ImageSet& set) {
+  core::json images = core::json::array();
+  for (int n = 0; n < count; ++n) {
+    core::json channels = core::json::array();
+    for (int c = 0; c < set.channels; ++c) {
+      core::json rows = core::json::array();
+      for (int y = 0; y < set.height; ++y) {
+        core::json row = core::json::array();
+        for (int x = 0; x < set.width; ++x) {
+          const float v = pixels[((size_t(n) * set.channels + c) * set.height + y) * set.width + x];
+          const float clipped = std::isfinite(v) ? std::min(1.0f, std::max(0.0f, v)) : 0.0f;
+          row.push_back(int(std::lround(clipped * 255.0f)));
+        }
+        rows.push_back(row);
+      }
+      channels.push_back(rows);
+    }
+    images.push_back(channels);
+  }
+  return images;
+}
+
 std::string sci(double v) {
   char s[32];
   snprintf(s, sizeof s, "%.3g", v);
@@ -138,6 +172,9 @@ class AeTrack final : public core::Track {
       initial_ = he_initialization(p_.model, p_.seed);
     }
     step_ = make_step(tunables);
+    if (o_.record_images > p_.images())
+      throw core::UsageError("--record-images " + std::to_string(o_.record_images) + ": the data set has only " +
+                             std::to_string(p_.images()) + " images");
   }
 
   core::Phases phases() override {
@@ -170,6 +207,7 @@ class AeTrack final : public core::Track {
 
   core::Verdict validate(const core::CoreOptions&) override {
     v_ = ae::validate(*step_, p_, initial_, trained_.losses, accuracy_);
+    if (o_.record_images > 0) record_reconstructions();
     core::Verdict out;
     out.pass = v_.pass;
     out.failure = v_.failure;
@@ -190,7 +228,10 @@ class AeTrack final : public core::Track {
                     out.data());
   }
 
-  void extend_record(core::json& record, const core::Verdict&) const override { record["training"] = curve_json(trained_.losses); }
+  void extend_record(core::json& record, const core::Verdict&) const override {
+    record["training"] = curve_json(trained_.losses);
+    if (!recorded_.is_null()) record["reconstructions"] = recorded_;
+  }
 
   // --save, once the run is complete (also when validation failed: the weights are what a
   // reader inspects then): the weights of the (last) timed training.
@@ -227,6 +268,31 @@ class AeTrack final : public core::Track {
     return j;
   }
 
+  // --record-images N: the first N images and the trained model's reconstructions of them, for
+  // the report's grid (inputs above outputs); `mse` is their loss, on the unquantized values.
+  void record_reconstructions() {
+    const int k = o_.record_images;
+    const size_t image_size = p_.data->image_size();
+    std::vector<float> output(size_t(k) * image_size);
+    step_->load(p_, trained_.params, p_.batch);  // validation left the step at its check's weights
+    step_->reconstruct(k, output.data());
+    double squared = 0;
+    for (size_t i = 0; i < output.size(); ++i) {
+      const double d = double(output[i]) - double(p_.data->pixels[i]);
+      squared += d * d;
+    }
+    recorded_ = {{"count", k},
+                 {"channels", p_.data->channels},
+                 {"height", p_.data->height},
+                 {"width", p_.data->width},
+                 {"layout", "[image][channel][row][column], row 0 at the top"},
+                 {"range", {0.0, 1.0}},
+                 {"scale", 1.0 / 255.0},
+                 {"mse", squared / double(output.size())},
+                 {"input", quantized_images(p_.data->pixels.data(), k, *p_.data)},
+                 {"output", quantized_images(output.data(), k, *p_.data)}};
+  }
+
   std::string summary() const {
     std::string s;
     if (!trained_.losses.empty())
@@ -253,6 +319,7 @@ class AeTrack final : public core::Track {
   Trained trained_;
   Verdict v_;
   std::unique_ptr<Step> step_;
+  core::json recorded_;  // --record-images: null when not asked for
 };
 
 }  // namespace
