@@ -1,29 +1,33 @@
 // mri_recon: the image the F^H d and Q kernels exist for. --method ls solves
 // (F^H F + lambda W^H W) rho = F^H d by conjugate gradient (common/mri/recon.hpp), with F^H d
-// and Q from the steps named by --fhd-step and --q-step; --method gridding is the
+// and Q from the steps named by --fhd-step and --q-step, on the GPU (--solver gpu,
+// common/mri/recon_gpu.hpp) or the CPU; --method gridding is the
 // density-compensated F^H d by the adjoint NUFFT (recon_model.hpp). The data are the object's
 // transform (--data object, blurred by --blur voxels) or the ladder's d = phi F (--data
 // ladder); both images are compared with the image the data describe, the object averaged
 // over each voxel's box (recon_model.hpp).
 #include <chrono>
+#include <tuple>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
 #include "cli.hpp"
+#include "device.hpp"
 #include "error.hpp"
 #include "gridding.hpp"
 #include "metrics.hpp"
 #include "npy.hpp"
 #include "problem.hpp"
 #include "recon.hpp"
+#include "recon_gpu.hpp"
 #include "recon_model.hpp"
 #include "results.hpp"
 
 namespace {
 
 struct Options {
-  std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single", data = "object";
+  std::string size = "small", method = "ls", fhd_step = "cpu-single", q_step = "cpu-single", data = "object", solver;
   std::string json_path, out, tag;
   uint64_t seed = 1;
   double noise = 1e-4, lambda = 3000, oversampling = 2.0, blur = 1;
@@ -52,6 +56,9 @@ int run(int argc, char** argv) {
   app.add_option("--lambda", o.lambda, "Weight of the finite-difference penalty lambda ||W rho||^2")->check(core::FiniteRange(0, 1e12))->capture_default_str();
   app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft, or a ladder step by id (03_gather .. 10_phase_recurrence: its program, run on the problem)")->capture_default_str();
   app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single, nufft, or a ladder step by id")->capture_default_str();
+  auto* solver_opt = app.add_option("--solver", o.solver, "Where CG runs: cpu (FFTW) or gpu (cuFFT, complex double; exit 77 without a GPU). "
+                                    "Default: gpu where this program was built with CUDA and a GPU is present, else cpu")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
   app.add_option("--kernel-width", o.kernel_width, "Gridding: Kaiser-Bessel kernel width W (grid cells)")->check(CLI::Range(2, 16))->capture_default_str();
   app.add_option("--oversampling", o.oversampling, "Gridding: grid oversampling sigma")->check(core::FiniteRange(1.25, 4))->capture_default_str();
   app.add_option("--json", o.json_path, "Append a results record (JSON line) to this file");
@@ -68,8 +75,32 @@ int run(int argc, char** argv) {
   const mri::GriddingParams gp{o.kernel_width, o.oversampling};
   const bool gridding = o.method != "ls";
   if (gridding) mri::kaiser_bessel_beta(gp.width, gp.oversampling);
-  if (o.size == "large" && o.method == "ls" && o.q_step != "nufft")
-    throw core::UsageError("--size large with --method ls computes Q on 128^3 voxels: the GPU scale, hours on a CPU. Use --size small or --q-step nufft.");
+  if (gridding && solver_opt->count() > 0) throw core::UsageError("--solver applies to --method ls only (gridding has no solver)");
+  // At the paper's scale the direct sums are the GPU's work: Q on 128^3 voxels and F^H d on
+  // 64^3 by a CPU loop would take hours (8.4e11 and 6.7e12 voxel-sample pairs).
+  if (o.size == "large" && !gridding)
+    for (const auto& [flag, name, what] : {std::tuple{"--q-step", o.q_step, "Q on 128^3 voxels"},
+                                           std::tuple{"--fhd-step", o.fhd_step, "F^H d on 64^3 voxels"}})
+      if (mri::direct_sum_on_cpu(name))
+        throw core::UsageError(std::string("--size large with --method ls: ") + flag + " " + name + " computes " + what +
+                               " by the direct sum on the CPU: the GPU scale, hours on a CPU. Use a GPU ladder step (e.g. " +
+                               flag + " 10_phase_recurrence), nufft, or --size small.");
+  // Where CG runs, settled before any work: --solver gpu without a GPU (or without CUDA in
+  // this build) is exit 77 at once, not after minutes of Q.
+  core::DeviceInfo device;
+  if (!gridding) {
+    if (solver_opt->count() == 0) {
+      o.solver = "cpu";
+      if (mri::gpu_solver_built()) try {
+          device = core::require_gpu(0);
+          o.solver = "gpu";
+        } catch (const core::NoGpuError&) {
+        }
+    } else if (o.solver == "gpu") {
+      device = core::require_gpu(0);
+    }
+  }
+  const bool gpu_solver = o.solver == "gpu";
   mri::ReconSpec spec;
   spec.size = o.size; spec.seed = o.seed; spec.noise = o.noise; spec.undersample = o.undersample;
   spec.data = o.data == "ladder" ? mri::ReconData::ladder : mri::ReconData::object;
@@ -83,7 +114,7 @@ int run(int argc, char** argv) {
     printf("mri_recon  method=%s  problem=%s (%zu samples x %zu voxels, %s data, blur %g voxels, noise %g, undersample %d)\n",
            o.method.c_str(), p.name.c_str(), p.samples(), p.voxels(), o.data.c_str(), spec.blur, o.noise, o.undersample);
 
-  double q_ms = 0, fhd_ms = 0, solver_ms = 0;
+  double q_ms = 0, fhd_ms = 0, solver_ms = 0, solver_setup_ms = 0;
   mri::cvec rho;
   std::vector<double> residuals;
   if (o.method == "ls") {
@@ -93,14 +124,27 @@ int run(int argc, char** argv) {
     t0 = std::chrono::steady_clock::now();
     const mri::cvec q = q_step(mri::toeplitz_problem(p), mri::Kernel::q);
     q_ms = ms_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    const mri::Toeplitz fhf(p.grid, q);
-    const mri::CgResult cg = mri::conjugate_gradient(fhf, o.lambda, fhd, o.iterations, [&](int it, double rel) {
+    const auto progress = [&](int it, double rel) {
       if (o.quiet) return;
       if (tty) printf("\r  CG iteration %d/%d  relative residual %.3e", it, o.iterations, rel);
       else printf("  CG iteration %d  relative residual %.3e\n", it, rel);
       fflush(stdout);
-    });
+    };
+    if (!o.quiet)
+      printf("  solver  %s\n", gpu_solver ? ("gpu, " + device.name + ", cuFFT Z2Z (complex double)").c_str() : "cpu, FFTW (complex double)");
+    // The solver's time is everything from Q and F^H d on the host to the image on the host:
+    // for the GPU the uploads, Q's transform and the plans (setup) and the image's download.
+    t0 = std::chrono::steady_clock::now();
+    mri::CgResult cg;
+    if (gpu_solver) {
+      const mri::GpuNormalOperator a(p.grid, q, o.lambda);
+      solver_setup_ms = ms_since(t0);
+      cg = mri::conjugate_gradient_gpu(a, fhd, o.iterations, progress);
+    } else {
+      const mri::Toeplitz fhf(p.grid, q);
+      solver_setup_ms = ms_since(t0);
+      cg = mri::conjugate_gradient(fhf, o.lambda, fhd, o.iterations, progress);
+    }
     if (tty && !o.quiet) printf("\n");
     solver_ms = ms_since(t0);
     // phi is the voxel box's transform scaled to 1 at k = 0, the transform of a box of height
@@ -129,7 +173,10 @@ int run(int argc, char** argv) {
              100 * s.rel_l2, s.psnr_db);
       diagnostics.push_back({{"box_offset_voxels", offset}, {"rel_l2", s.rel_l2}, {"psnr_db", s.psnr_db}});
     }
-  printf("  time    Q %.1f ms, F^H d %.1f ms, solver %.1f ms, total %.1f ms\n", q_ms, fhd_ms, solver_ms, total_ms);
+  if (gridding) printf("  time    gridding %.1f ms\n", fhd_ms);
+  else
+    printf("  time    Q %.1f ms, F^H d %.1f ms, solver (%s) %.1f ms (setup %.1f ms), total %.1f ms\n", q_ms, fhd_ms,
+           o.solver.c_str(), solver_ms, solver_setup_ms, total_ms);
   if (!residuals.empty()) printf("  CG      %zu iterations, final relative residual %.3e\n", residuals.size(), residuals.back());
 
   if (!o.out.empty()) {
@@ -141,12 +188,15 @@ int run(int argc, char** argv) {
     r["title"] = o.method == "ls" ? "least squares, conjugate gradient"
                  : o.method == "gridding" ? "gridding, density-compensated F^H d, Kaiser-Bessel"
                                           : "gridding of w d (no conj(phi)), Kaiser-Bessel";
-    r["kind"] = "cpu";
-    r["device"] = nullptr;
+    // A GPU record where CG ran on the GPU (the step programs that computed the sums name no
+    // device here, as before).
+    r["kind"] = gpu_solver ? "gpu" : "cpu";
+    r["device"] = gpu_solver ? core::device_json(device) : core::json(nullptr);
     r["problem"] = {{"name", p.name}, {"params", p.params}, {"digest", p.digest()}};
     core::json params = {{"method", o.method}, {"data", o.data}, {"blur_voxels", spec.blur}};
     if (o.method == "ls")
-      params.update({{"iterations", o.iterations}, {"lambda", o.lambda}, {"fhd_step", o.fhd_step}, {"q_step", o.q_step}});
+      params.update({{"iterations", o.iterations}, {"lambda", o.lambda}, {"fhd_step", o.fhd_step}, {"q_step", o.q_step},
+                     {"solver", o.solver}, {"solver_precision", "complex double"}});
     else
       params.update({{"kernel_width", o.kernel_width}, {"oversampling", o.oversampling},
                      {"grid", mri::oversampled_size(p.grid[0], o.oversampling)}, {"density", "analytic spiral"},
@@ -156,6 +206,7 @@ int run(int argc, char** argv) {
     const auto one = [](double v) { return core::json{{"median", v}, {"runs", 1}}; };
     r["timing"] = {{"kernel_ms", one(o.method == "ls" ? solver_ms : fhd_ms)}, {"total_ms", one(total_ms)},
                    {"q_ms", q_ms}, {"fhd_ms", fhd_ms}, {"solver_ms", solver_ms}, {"truth_ms", truth_ms}};
+    if (!gridding) r["timing"]["solver_setup_ms"] = solver_setup_ms;
     r["throughput"] = {{"value", 1e3 / total_ms}, {"unit", "images/s"}};
     r["validation"] = {{"reference", spec.blur > 0 ? "blurred object, voxel box average" : "phantom, voxel box average"},
                        {"pass", m.finite}, {"psnr_db", m.psnr_db},

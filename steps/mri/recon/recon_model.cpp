@@ -196,6 +196,13 @@ SumStep program_sums(const std::string& id, const std::filesystem::path& exe) {
 
 }  // namespace
 
+bool direct_sum_on_cpu(const std::string& name) {
+  const auto known = sum_step_names();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return true;
+  const std::string id = name.rfind("mri_", 0) == 0 ? name.substr(4) : name;
+  return is_ladder_id(id) && (id.rfind("00_", 0) == 0 || id.rfind("01_", 0) == 0);
+}
+
 SumStep recon_sum_step(const std::string& name, const std::string& flag) {
   if (name == "nufft") return nufft_sums;
   const auto known = sum_step_names();

@@ -63,4 +63,10 @@ cvec nufft_sums(const Problem& p, Kernel kernel);
 std::vector<std::string> recon_sum_step_names();
 SumStep recon_sum_step(const std::string& name, const std::string& flag);
 
+// Whether the named computation of F^H d or Q is the direct M x N sum on the CPU: the CPU
+// references (cpu-double, cpu-single) and the ladder's CPU steps (00_cpu, 01_cpu_omp, the
+// mri_cpu_steps of steps/mri/meson.build). Those are refused at --size large (hours); nufft
+// and the GPU steps are not.
+bool direct_sum_on_cpu(const std::string& name);
+
 }  // namespace mri
