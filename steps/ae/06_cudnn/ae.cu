@@ -1,5 +1,5 @@
 // ae 06_cudnn: the library reference. The training step of 02 and 03 with every convolution
-// done by cuDNN (its legacy convolution API, the one PyTorch calls): the forward pass
+// done by cuDNN, through its legacy convolution API (cudnn_cnn.h): the forward pass
 // (cudnnConvolutionForward, then cudnnAddTensor for the bias), the input gradient
 // (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
 // the bias gradient (cudnnConvolutionBackwardBias); ReLU forward and backward in place by
@@ -9,9 +9,11 @@
 // Precision: float data, NCHW, and every convolution restricted to CUDNN_FMA_MATH: true fp32
 // products and sums, no TF32 tensor cores (which cuDNN's default math type allows for float
 // data on Ampere and later). The algorithms are cuDNN's choice, made once per shape when
-// load() first meets it: timed trials of every algorithm (cudnnFind*AlgorithmEx, PyTorch's
-// cudnn.benchmark), or cuDNN's heuristics (cudnnGet*_v7) with --algo-search 0, within a
-// workspace of at most --workspace-mib. describe() records which were chosen.
+// load() first meets it: timed trials of every algorithm (cudnnFind*AlgorithmEx, the legacy
+// form of PyTorch's cudnn.benchmark; PyTorch 2 searches through cuDNN's graph API, which may
+// try engines no legacy algorithm number names), or cuDNN's heuristics (cudnnGet*_v7) with
+// --algo-search 0, within a workspace of at most --workspace-mib. describe() records the
+// choice.
 #include <cudnn.h>
 
 #include <algorithm>
