@@ -148,7 +148,8 @@ class Writer {
            "(CUDA events for GPU steps, the host clock for CPU steps); *end-to-end*: the same run with\n"
            "host-device transfers. *step speedup*: over the row above; *cumulative*: over the first row\n"
            "(both are throughput ratios, equal to time ratios when the rows did the same work).\n"
-           "*% of ceiling*: throughput over the bound measured by `stepwise_probe` on the same GPU.\n"
+           "*% of ceiling*: the step's rate of work over the bound that binds it, measured by `stepwise_probe`\n"
+           "on the same GPU (each track says which bound; where two apply, the larger fraction binds).\n"
            "*check*: the step's validation against an independent reference (the CPU double-precision\n"
            "computation; for mc, the exact transport solution). When several runs of a row were\n"
            "recorded, the newest is shown; each table says where and at which commit its rows ran.\n\n";
@@ -463,7 +464,43 @@ class Writer {
     heat_profile_of(l, heading);
     phase_breakdown_of(l);
     loss_curves_of(l, heading);
+    reconstructions_of(l, heading);
     sky_of(l, heading);
+  }
+
+  // The newest row that recorded reconstructions (record.reconstructions: ae's
+  // --record-images): its first images in the top row, the trained model's outputs below.
+  void reconstructions_of(const Ladder& l, const std::string& heading) {
+    const Record* newest = nullptr;
+    for (const Record* r : l.rows)
+      if (find_path(r->data, "reconstructions.input") && (!newest || r->newer_than(*newest))) newest = r;
+    if (!newest) return;
+    const json& g = newest->data["reconstructions"];  // its shape: records.cpp, check_for_report
+    auto pictures = [&](const char* key) {
+      std::vector<Picture> out;
+      for (const json& image : g[key]) {
+        Picture p{g["channels"].get<int>(), g["height"].get<int>(), g["width"].get<int>(), {}};
+        for (const json& plane : image)
+          for (const json& row : plane)
+            for (const json& v : row) p.values.push_back(v.get<int>());
+        out.push_back(std::move(p));
+      }
+      return out;
+    };
+    const int count = g["count"].get<int>();
+    const std::string step = newest->row_name();
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
+                                    (l.device.empty() ? "cpu" : l.device) + "-reconstructions");
+    figures_.push_back(image_grid(name, "inputs (top) and reconstructions (bottom): " + step + ", " + heading,
+                                  {"input", "output"}, {pictures("input"), pictures("output")}));
+    md_ << "The first " << count << (count == 1 ? " image" : " images") << " (top) and `" << step
+        << "`'s reconstructions of them after training (below; 8-bit, clipped to the images' range)";
+    if (const auto mse = number_at(g, "mse")) md_ << ": loss (MSE) of these images " << printf_string("%.4g", *mse);
+    const json* losses = find_path(newest->data, "training.losses");
+    if (losses && losses->is_array() && !losses->empty() && losses->back().is_number())
+      md_ << (number_at(g, "mse") ? ", " : ": ") << "last minibatch loss of the training "
+          << printf_string("%.4g", losses->back().get<double>());
+    md_ << ":\n\n![reconstructions, " << step << ", " << heading << "](figures/" << name << ".png)\n\n";
   }
 
   // The newest row that recorded its sky (record.sky: epic's --sky): the total intensity over

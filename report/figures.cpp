@@ -204,6 +204,55 @@ Figure montage(const std::string& name, const std::string& title, const std::vec
   return f;
 }
 
+Figure image_grid(const std::string& name, const std::string& title, const std::vector<std::string>& row_labels,
+                  const std::vector<std::vector<Picture>>& rows) {
+  // One picture of the whole grid, white between the images: gnuplot's rgbimage wants every
+  // pixel of a rectangle.
+  constexpr int kGap = 2;
+  int cell_w = 1, cell_h = 1;
+  size_t columns = 1;
+  for (const auto& row : rows) {
+    columns = std::max(columns, row.size());
+    for (const Picture& p : row) cell_w = std::max(cell_w, p.width), cell_h = std::max(cell_h, p.height);
+  }
+  const int width = int(columns) * (cell_w + kGap) - kGap;
+  const int height = int(std::max<size_t>(rows.size(), 1)) * (cell_h + kGap) - kGap;
+  std::vector<std::array<int, 3>> rgb(size_t(width) * height, {255, 255, 255});  // row 0 at the top
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < rows[r].size(); ++c) {
+      const Picture& p = rows[r][c];
+      const size_t plane = size_t(p.height) * p.width;
+      for (int y = 0; y < p.height; ++y)
+        for (int x = 0; x < p.width; ++x)
+          for (int k = 0; k < 3; ++k) {
+            const size_t at = size_t(p.channels == 3 ? k : 0) * plane + size_t(y) * p.width + x;
+            rgb[(size_t(r) * (cell_h + kGap) + y) * width + c * (cell_w + kGap) + x][k] = at < p.values.size() ? p.values[at] : 0;
+          }
+    }
+  std::ostringstream dat;
+  dat << "# x  y  red  green  blue (0..255), y = 0 at the bottom\n";
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const auto& v = rgb[size_t(height - 1 - y) * width + x];
+      dat << x << " " << y << " " << v[0] << " " << v[1] << " " << v[2] << "\n";
+    }
+  std::ostringstream tics;
+  for (size_t r = 0; r < rows.size() && r < row_labels.size(); ++r)
+    tics << (r ? ", " : "") << quoted(row_labels[r]) << " " << fmt_data(height - 1 - (r * (cell_h + kGap) + (cell_h - 1) / 2.0));
+  const int scale = std::max(2, std::min(6, 1100 / std::max(width, 1)));
+  std::ostringstream s;
+  s << preamble(name, title, std::max(480, width * scale + 160), height * scale + 110)
+    << "set size ratio -1\n"
+    << "set xrange [-0.5:" << width - 0.5 << "]\n"
+    << "set yrange [-0.5:" << height - 0.5 << "]\n"
+    << "unset xtics\n"
+    << "set ytics (" << tics.str() << ") scale 0\n"
+    << "unset border\n"
+    << "unset key\n"
+    << "plot " << quoted(name + ".dat") << " using 1:2:3:4:5 with rgbimage notitle\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
 Figure heat_profile(const std::string& name, const std::string& title, const Profile& p) {
   const bool exact = !p.exact.empty(), errors = !p.stderr_.empty();
   std::ostringstream dat;

@@ -66,6 +66,15 @@ struct Panel {
 };
 Figure montage(const std::string& name, const std::string& title, const std::vector<Panel>& panels);
 
+// Images in the rows of a grid, each grid row labelled: the autoencoder's inputs above its
+// reconstructions. An image is 8-bit grey (1 channel) or RGB (3), row 0 at the top.
+struct Picture {
+  int channels = 3, height = 0, width = 0;
+  std::vector<int> values;  // channel-major: [channel][row][column], 0..255
+};
+Figure image_grid(const std::string& name, const std::string& title, const std::vector<std::string>& row_labels,
+                  const std::vector<std::vector<Picture>>& rows);
+
 // Where gnuplot is, or "" when it is not on PATH.
 std::string find_gnuplot(const std::string& name);
 

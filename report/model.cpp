@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -12,11 +13,24 @@ namespace {
 const std::vector<Track>& known_tracks() {
   static const std::vector<Track> tracks = {
       {"mri", "F^H d and Q of the non-Cartesian MRI reconstruction", "kernel",
-       "sfu_per_s", 2, "pairs/s",
+       {{"SFU sin/cos pairs", "", "pairs/s", "sfu_per_s", 2}},
+       {{"gridding", "gridding computes no pair"}},
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
-      {"mc", "Monte Carlo photon transport (tiny_mc)", "", "", 1, "", ""},
+      {"mc", "Monte Carlo photon transport (tiny_mc)", "", {}, {}, ""},
       // A training step's rate depends on the minibatch: one table per batch size.
-      {"ae", "Training the CIFAR-10 convolutional autoencoder", "batch", "", 1, "", ""},
+      {"ae", "Training the CIFAR-10 convolutional autoencoder", "batch",
+       {{"convolution flops", "work.flop", "", "", 1}},
+       {},
+       "the convolutions' flops of the timed training (`work.flop`: forward and backward, 1.03 GFLOP per image of "
+       "the full model) over the kernel time, against the probe's FP32 FMA rate for an fp32 step; a TF32 or BF16 "
+       "step is bound by a tensor-core rate, which the probe does not measure (n/a)"},
+      {"epic", "E-field parallel imaging correlator (the MOFF imager of LWA-SV)", "",
+       {{"FFT flops", "work.fft_flop", "", "", 1}, {"voltage bytes", "work.voltage_bytes", "", "copy_bytes_per_s", 1}},
+       {},
+       "two bounds, each over the kernel time: the FFTs' flops (`work.fft_flop`, 5 N log2 N per transform of N "
+       "cells) against the probe's FP32 FMA rate, and the voltage bytes read (`work.voltage_bytes`) against its "
+       "copy bandwidth. The cell shows the larger fraction, the bound that binds, and names it; a half-precision "
+       "step is bound by the half2 rate, which the probe does not measure (n/a)"},
   };
   return tracks;
 }
@@ -81,7 +95,7 @@ const Track& track_info(const std::string& id) {
   for (const Track& t : known_tracks())
     if (t.id == id) return t;
   static std::map<std::string, Track> generic;
-  auto [it, inserted] = generic.emplace(id, Track{id, id, "", "", 1, "", ""});
+  auto [it, inserted] = generic.emplace(id, Track{id, id, "", {}, {}, ""});
   return it->second;
 }
 
@@ -106,28 +120,65 @@ Probes newest_probes(const std::vector<Record>& records) {
   return probes;
 }
 
-std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes) {
-  if (track.ceiling_key.empty() || !r.gpu() || r.unit() != track.ceiling_unit) return std::nullopt;
-  // Gridding's pairs/s is the exact sum's work over gridding's time: it computes no pair, so
-  // no ceiling of the exact sum binds it.
-  if (text_at(r.data, "params.accuracy").value_or("") == "gridding") return std::nullopt;
+std::string precision_of(const Record& r) {
+  if (auto a = text_at(r.data, "params.accuracy")) return *a;
+  return text_at(r.data, "validation.class").value_or("");
+}
+
+ArithmeticCeiling arithmetic_ceiling(const std::string& precision) {
+  if (precision == "fp32") return {"fp32_flop_per_s", "no FP32 ceiling measured"};
+  // tf32_cl: PyTorch's TF32 mode in channels-last layout.
+  if (precision.rfind("tf32", 0) == 0) return {"tf32_tensor_flop_per_s", "no tensor-core ceiling measured"};
+  if (precision == "bf16") return {"bf16_tensor_flop_per_s", "no tensor-core ceiling measured"};
+  if (precision == "half" || precision == "fp16") return {"fp16_flop_per_s", "no half-precision ceiling measured"};
+  return {"", precision.empty() ? "precision not recorded" : "no ceiling for precision " + precision};
+}
+
+CeilingFraction ceiling_of(const Track& track, const Record& r, const Probes& probes) {
+  if (track.bounds.empty()) return {std::nullopt, "", "n/a"};
+  if (!r.gpu()) return {std::nullopt, "", "n/a (CPU)"};
+  const auto unbound = track.unbound.find(precision_of(r));
+  if (unbound != track.unbound.end()) return {std::nullopt, "", "n/a (" + unbound->second + ")"};
   const auto probe = probes.find(r.device_name());
-  if (probe == probes.end()) return std::nullopt;
-  const auto ceiling = number_at(probe->second->data, "ceilings." + track.ceiling_key);
-  if (!ceiling || *ceiling <= 0) return std::nullopt;
-  return r.throughput() / (*ceiling / track.ceiling_per_unit);
+  if (probe == probes.end()) return {std::nullopt, "", "n/a (no probe on " + r.device_name() + ")"};
+  CeilingFraction out;
+  // Every bound must be known: the largest fraction binds only among all of them.
+  for (const Bound& b : track.bounds) {
+    double achieved = 0;  // per second
+    if (b.work.empty()) {
+      if (r.unit() != b.unit) return {std::nullopt, "", "n/a (unit " + r.unit() + ")"};
+      achieved = r.throughput();
+    } else {
+      const auto work = number_at(r.data, b.work);
+      if (!work) return {std::nullopt, "", "n/a (record lacks " + b.work + ")"};
+      if (!(r.time_ms() > 0)) return {std::nullopt, "", "n/a (no kernel time)"};
+      achieved = *work / (r.time_ms() * 1e-3);
+    }
+    std::string key = b.ceiling, missing;
+    if (key.empty()) {
+      const ArithmeticCeiling a = arithmetic_ceiling(precision_of(r));
+      if (a.key.empty()) return {std::nullopt, "", "n/a (" + a.missing + ")"};
+      key = a.key;
+      missing = a.missing;
+    }
+    const auto ceiling = number_at(probe->second->data, "ceilings." + key);
+    if (!ceiling || *ceiling <= 0) return {std::nullopt, "", "n/a (" + (missing.empty() ? "probe lacks " + key : missing) + ")"};
+    const double f = achieved / (*ceiling / b.per_unit);
+    if (!out.fraction || f > *out.fraction) out = {f, b.name, ""};
+  }
+  return out;
+}
+
+std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes) {
+  return ceiling_of(track, r, probes).fraction;
 }
 
 std::string ceiling_cell(const Track& track, const Record& r, const Probes& probes) {
-  if (track.ceiling_key.empty()) return "n/a";
-  if (!r.gpu()) return "n/a (CPU)";
-  if (r.unit() != track.ceiling_unit) return "n/a (unit " + r.unit() + ")";
-  if (!probes.count(r.device_name())) return "n/a (no probe on " + r.device_name() + ")";
-  const auto f = ceiling_fraction(track, r, probes);
-  if (!f) return "n/a (probe lacks " + track.ceiling_key + ")";
+  const CeilingFraction c = ceiling_of(track, r, probes);
+  if (!c.fraction) return c.why_not;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * *f);
-  return buf;
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * *c.fraction);
+  return track.bounds.size() > 1 ? std::string(buf) + " (" + c.bound + ")" : std::string(buf);
 }
 
 std::string variant_of(const Track& track, const Record& r) {

@@ -10,16 +10,42 @@
 
 namespace report {
 
+// One bound on a step's speed: the rate at which it did some work, against the rate at which
+// the GPU can do that work, as stepwise_probe measured it on the same device:
+//   fraction = (work / kernel time) / (probe ceiling / per_unit)
+// (with `work` empty the achieved rate is the record's throughput itself).
+struct Bound {
+  std::string name;     // how the report names it: "SFU sin/cos pairs", "FFT flops", "voltage bytes"
+  std::string work;     // record path of the work done in timing.kernel_ms ("work.flop"); "" = the
+                        // throughput, which must then be in `unit`
+  std::string unit;     // with `work` empty: the throughput unit the bound applies to ("pairs/s")
+  std::string ceiling;  // the probe's ceilings key ("sfu_per_s", "copy_bytes_per_s"); "" = the
+                        // arithmetic rate of the step's precision (arithmetic_ceiling below)
+  double per_unit = 1;  // ceiling units per unit of work (2 SFU operations per pair)
+};
+
+// The probe's arithmetic rate for a step's precision (params.accuracy, else validation.class):
+// fp32 the FP32 FMA rate; tf32 and bf16 a tensor-core rate; half the half2 rate. `key` is ""
+// for a precision no ceiling describes; `missing` says what is not measured when the probe
+// lacks the key (today's probe measures FP32 only).
+struct ArithmeticCeiling {
+  std::string key, missing;
+};
+ArithmeticCeiling arithmetic_ceiling(const std::string& precision);
+std::string precision_of(const Record& r);
+
 // What the report knows about a track; an unknown track gets the generic entry.
 struct Track {
   std::string id;
   std::string title;
   std::string variant_key;  // params key that splits a track into separate tables ("kernel")
   std::string variant_label(const std::string& value) const;  // "fhd" -> "F^H d"
-  // The binding ceiling: achieved rate / (probe ceiling / per_unit); empty key = none defined.
-  std::string ceiling_key;
-  double ceiling_per_unit = 1;
-  std::string ceiling_unit;  // the throughput unit the ceiling applies to
+  // The bounds that may bind a GPU step; the larger fraction is the one that binds. None: the
+  // track defines no ceiling.
+  std::vector<Bound> bounds;
+  // Precisions (params.accuracy) whose rows no bound describes, with why: mri's gridding
+  // computes no voxel-sample pair.
+  std::map<std::string, std::string> unbound;
   std::string ceiling_text;  // how the report explains it
 };
 const Track& track_info(const std::string& id);
@@ -38,7 +64,16 @@ Role role_of(const Record& r);
 using Probes = std::map<std::string, const Record*>;
 Probes newest_probes(const std::vector<Record>& records);
 
-// "% of ceiling" cell for one row.
+// A row against its ceilings: the binding (largest) fraction and its bound's name, or why
+// there is none ("n/a (CPU)", "n/a (no probe on NVIDIA H200)", ...).
+struct CeilingFraction {
+  std::optional<double> fraction;
+  std::string bound;
+  std::string why_not;
+};
+CeilingFraction ceiling_of(const Track& track, const Record& r, const Probes& probes);
+// "% of ceiling" cell for one row: "50.0 %", naming the bound where the track has several
+// ("17.9 % (FFT flops)"), or the reason for n/a.
 std::string ceiling_cell(const Track& track, const Record& r, const Probes& probes);
 std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes);
 

@@ -116,6 +116,34 @@ std::string check_for_report(const json& r) {
       if (a.size() != n) return "'profile' arrays differ in length";
     }
   }
+  if (r.contains("reconstructions")) {
+    // ae's --record-images: `count` images in and out, each [channel][row][column] of 0..255.
+    const json& g = r["reconstructions"];
+    if (!g.is_object()) return "'reconstructions' is not an object";
+    for (const char* key : {"count", "channels", "height", "width"})
+      if (!g.contains(key) || !g[key].is_number_integer() || g[key].get<long long>() < 1 || g[key].get<long long>() > 4096)
+        return std::string("'reconstructions.") + key + "' is not a positive integer";
+    const long long count = g["count"], channels = g["channels"], height = g["height"], width = g["width"];
+    if (channels != 1 && channels != 3) return "'reconstructions.channels' is not 1 or 3";
+    for (const char* key : {"input", "output"}) {
+      const std::string bad = std::string("'reconstructions.") + key + "' is not " + std::to_string(count) + " x " +
+                              std::to_string(channels) + " x " + std::to_string(height) + " x " + std::to_string(width) +
+                              " integers 0..255";
+      const json* images = g.contains(key) ? &g[key] : nullptr;
+      if (!images || !images->is_array() || (long long)images->size() != count) return bad;
+      for (const json& image : *images) {
+        if (!image.is_array() || (long long)image.size() != channels) return bad;
+        for (const json& plane : image) {
+          if (!plane.is_array() || (long long)plane.size() != height) return bad;
+          for (const json& row : plane) {
+            if (!row.is_array() || (long long)row.size() != width) return bad;
+            for (const json& v : row)
+              if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255) return bad;
+          }
+        }
+      }
+    }
+  }
   return "";
 }
 

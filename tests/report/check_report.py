@@ -9,6 +9,8 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py missing   EXE FIXTURES   missing inputs: exit 2 naming the path
   check_report.py interrupted EXE FIXTURES  a cut-off last line of --extra is skipped with a warning
   check_report.py committed EXE ROOT       report/REPORT.md and report/figures match report/results
+  check_report.py ceilings  EXE FIXTURES   "% of ceiling" of ae, epic and mri rows against a probe of round numbers
+  check_report.py reconstructions EXE FIXTURES   ae's recorded reconstructions become a grid figure
 """
 import json
 import os
@@ -416,10 +418,149 @@ def mode_studies(exe, fixtures):
         check("### problem small-object" not in md, "the studies are not ladder tables")
 
 
+def ceiling_records(base):
+    """Records with round numbers, so each "% of ceiling" cell has one right value: probes on
+    GPU P (FP32 1 TFLOP/s, copy 100 GB/s, SFU 4 T/s) and GPU T (the same plus a TF32 tensor-core
+    rate of 10 TFLOP/s), none on GPU Q; every GPU row runs 10 ms."""
+    def probe(name, extra):
+        return {"schema": 1, "track": "probe", "step": "ceilings", "device": dict(base["device"], name=name),
+                "commit": "fix", "time": "2026-01-01T00:00:00Z",
+                "ceilings": dict({"sfu_per_s": 4e12, "fp32_flop_per_s": 1e12, "copy_bytes_per_s": 1e11}, **extra)}
+
+    def rec(track, step, gpu, work, unit="images/s", value=100.0, params=None, klass=None, problem="small"):
+        r = json.loads(json.dumps(base))
+        r.update({"track": track, "step": step, "kind": "gpu" if gpu else "cpu"})
+        r["device"] = dict(base["device"], name=gpu) if gpu else None
+        r["problem"]["name"] = problem
+        r["params"] = params or {}
+        r["timing"]["kernel_ms"]["median"] = 10.0
+        r["work"] = dict({"unit": "items", "count": 1}, **work)
+        r["throughput"] = {"value": value, "unit": unit}
+        if klass:
+            r["validation"]["class"] = klass
+        return r
+
+    ae = {"batch": 4}
+    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13}),
+            rec("ae", "00_cpu", None, {"flop": 2e9}, params=ae, klass="fp32"),
+            # 2e9 flop in 10 ms: 2e11 flop/s of 1e12
+            rec("ae", "02_fp32", "GPU P", {"flop": 2e9}, params=ae, klass="fp32"),
+            # params.accuracy, where recorded, is the step's precision
+            rec("ae", "03_declared", "GPU P", {"flop": 4e9}, params=dict(ae, accuracy="fp32"), klass="tf32"),
+            rec("ae", "05_tf32", "GPU P", {"flop": 5e9}, params=ae, klass="tf32"),
+            rec("ae", "06_bf16", "GPU P", {"flop": 5e9}, params=ae, klass="bf16"),
+            rec("ae", "07_no_flop", "GPU P", {}, params=ae, klass="fp32"),
+            # on a GPU whose probe has a tensor-core rate: 5e11 of 1e13, not of the FP32 rate
+            rec("ae", "05_tf32", "GPU T", {"flop": 5e9}, params=ae, klass="tf32"),
+            rec("ae", "02_fp32", "GPU Q", {"flop": 2e9}, params=ae, klass="fp32")]
+    epic = lambda step, gpu, fft, volts, acc="fp32": rec("epic", step, gpu, {"fft_flop": fft, "voltage_bytes": volts},
+                                                       unit="ms/gulp", value=10.0, params={"accuracy": acc})
+    rows += [epic("00_cpu", None, 3e9, 5e8),
+             # FFT 3e11 flop/s of 1e12 = 30 %, voltages 5e10 B/s of 1e11 = 50 %: the bytes bind
+             epic("01_bytes_bind", "GPU P", 3e9, 5e8),
+             # FFT 80 %, voltages 10 %: the flops bind
+             epic("02_flops_bind", "GPU P", 8e9, 1e8),
+             epic("04_half", "GPU P", 3e9, 5e8, "half")]
+    mri = lambda step, acc, value: rec("mri", step, "GPU P", {}, unit="pairs/s", value=value,
+                                       params={"kernel": "fhd", "accuracy": acc})
+    # SFU 4e12/s, two per pair: 2e12 pairs/s
+    rows += [mri("07_sfu", "fast", 1e12), mri("11_gridding", "gridding", 5e12)]
+    return rows
+
+
+def mode_ceilings(exe, fixtures):
+    """Each step against the ceiling that binds it: ae's convolution flops against the FP32
+    rate of an fp32 step, a tensor-core rate (or n/a) for TF32 and BF16; epic's FFT flops and
+    voltage bytes, the larger fraction named; mri's SFU pairs as before."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "x.jsonl"), "w") as f:
+            for r in ceiling_records(base):
+                f.write(json.dumps(r) + "\n")
+        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
+        cell = lambda table, step: (row(table, step) or [""] * 8)[7]
+
+        ae_p = section(md, "### batch 4, problem small, GPU P")
+        for step, want in [("00_cpu", "n/a (CPU)"), ("02_fp32", "20.0 %"), ("03_declared", "40.0 %"),
+                           ("05_tf32", "n/a (no tensor-core ceiling measured)"),
+                           ("06_bf16", "n/a (no tensor-core ceiling measured)"),
+                           ("07_no_flop", "n/a (record lacks work.flop)")]:
+            check(cell(ae_p, step) == want, f"ae {step} on GPU P: {cell(ae_p, step)!r}, want {want!r}")
+        check(cell(section(md, "### batch 4, problem small, GPU T"), "05_tf32") == "5.0 %",
+              "a TF32 step against the probe's tensor-core rate where it has one")
+        check(cell(section(md, "### batch 4, problem small, GPU Q"), "02_fp32") == "n/a (no probe on GPU Q)",
+              "no probe on the GPU: n/a")
+
+        check("## epic: E-field parallel imaging correlator" in md, "epic has its title")
+        epic_section = section(md, "## epic: E-field parallel imaging correlator (the MOFF imager of LWA-SV)")
+        check("the larger fraction" in epic_section, "the epic text says the larger fraction binds")
+        epic_p = section(md, "### problem small, GPU P")
+        for step, want in [("00_cpu", "n/a (CPU)"), ("01_bytes_bind", "50.0 % (voltage bytes)"),
+                           ("02_flops_bind", "80.0 % (FFT flops)"), ("04_half", "n/a (no half-precision ceiling measured)")]:
+            check(cell(epic_p, step) == want, f"epic {step}: {cell(epic_p, step)!r}, want {want!r}")
+
+        mri_p = section(md, "### F^H d, problem small, GPU P")
+        check(cell(mri_p, "07_sfu") == "50.0 %", f"mri against SFU / 2: {cell(mri_p, '07_sfu')!r}")
+        check(cell(mri_p, "11_gridding") == "n/a (gridding computes no pair)", f"mri gridding: {cell(mri_p, '11_gridding')!r}")
+
+
+def mode_reconstructions(exe, fixtures):
+    """An ae record with reconstructions (--record-images) gives, for the newest such row of its
+    table, a grid figure: the inputs in the top row, the outputs below, white between; and its
+    markdown line naming the step and the loss."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+    # 2 images of 3 channels, 2 rows, 3 columns; value = 60 c + 10 y + x (+ 1 for image 1, + 50 out)
+    image = lambda n, extra: [[[60 * c + 10 * y + x + n + extra for x in range(3)] for y in range(2)] for c in range(3)]
+    def rec(step, time, extra):
+        r = json.loads(json.dumps(base))
+        r.update({"track": "ae", "step": step, "time": time})
+        r["params"] = {"batch": 2}
+        r["training"] = {"every": 1, "losses": [0.5, 0.25]}
+        r["reconstructions"] = {"count": 2, "channels": 3, "height": 2, "width": 3, "scale": 1 / 255, "mse": 0.0123,
+                                "input": [image(0, extra), image(1, extra)],
+                                "output": [image(0, extra + 50), image(1, extra + 50)]}
+        return r
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "ae-x.jsonl"), "w") as f:
+            for r in (rec("02_new", "2026-02-01T00:00:00Z", 0), rec("01_old", "2026-01-01T00:00:00Z", 5)):
+                f.write(json.dumps(r) + "\n")
+        out = os.path.join(tmp, "out")
+        render = [] if shutil.which("gnuplot") else ["--no-render"]
+        md = generate(exe, results, out, *render)
+        grids = [f for f in figures_of(md) if f.endswith("-reconstructions")]
+        check(len(grids) == 1, f"one reconstruction grid for the table: {grids}")
+        check("The first 2 images (top) and `02_new`'s reconstructions of them after training" in md
+              and "loss (MSE) of these images 0.0123, last minibatch loss of the training 0.25" in md,
+              "the text names the newest step and the loss")
+        check("![reconstructions, 02_new, batch 2, problem small, NVIDIA H100 80GB HBM3](figures/" in md,
+              "the figure's markdown line")
+        if grids:
+            with open(os.path.join(out, "figures", grids[0] + ".dat")) as f:
+                pixels = {(int(v[0]), int(v[1])): tuple(int(c) for c in v[2:]) for v in
+                          (l.split() for l in f if not l.startswith("#"))}
+            # The grid: 2 images of 3 columns and 2 gaps wide (8), 2 rows of 2 rows and a gap (6 high);
+            # gnuplot's y = 0 is the bottom row.
+            check(len(pixels) == 8 * 6, f"a pixel for every point of the 8 x 6 grid: {len(pixels)}")
+            check(pixels.get((0, 5)) == (0, 60, 120), f"input 0, row 0, column 0 at the top left: {pixels.get((0, 5))}")
+            check(pixels.get((7, 4)) == (13, 73, 133), f"input 1, row 1, column 2: {pixels.get((7, 4))}")
+            check(pixels.get((7, 0)) == (63, 123, 183), f"output 1, row 1, column 2 in the bottom row: {pixels.get((7, 0))}")
+            check(pixels.get((3, 5)) == (255, 255, 255) and pixels.get((0, 3)) == (255, 255, 255), "white between the images")
+            if not render:
+                p = os.path.join(out, "figures", grids[0] + ".png")
+                check(os.path.isfile(p) and os.path.getsize(p) > 1000, "the grid renders to a PNG")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
      "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections, "studies": mode_studies,
+     "ceilings": mode_ceilings, "reconstructions": mode_reconstructions,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)
