@@ -109,7 +109,9 @@ TEST(ReconTrueImage, IsTheBlurredPhantomsBoxAverage) {
       s += phantom_density(p.x[v] + in_box(rng) + step(rng), p.y[v] + in_box(rng) + step(rng), p.z[v] + in_box(rng) + step(rng));
     EXPECT_NEAR(img[v].real(), s / draws, 0.005) << "iy " << iy;  // measured within 0.0016
     EXPECT_NEAR(img[v].imag(), 0, 1e-12) << "iy " << iy;
-    if (iy == 0 || iy == 1) EXPECT_GT(std::abs(img[v] - sharp[v]), 0.3) << "iy " << iy;  // the skull, blurred
+    if (iy == 0 || iy == 1) {
+      EXPECT_GT(std::abs(img[v] - sharp[v]), 0.3) << "iy " << iy;  // the skull, blurred
+    }
   }
 }
 
