@@ -7,9 +7,9 @@
 // ladder); both images are compared with the image the data describe, the object averaged
 // over each voxel's box (recon_model.hpp).
 #include <chrono>
-#include <tuple>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
 #include <unistd.h>
 
 #include "cli.hpp"
@@ -77,7 +77,7 @@ int run(int argc, char** argv) {
   if (gridding) mri::kaiser_bessel_beta(gp.width, gp.oversampling);
   if (gridding && solver_opt->count() > 0) throw core::UsageError("--solver applies to --method ls only (gridding has no solver)");
   // At the paper's scale the direct sums are the GPU's work: Q on 128^3 voxels and F^H d on
-  // 64^3 by a CPU loop would take hours (8.4e11 and 6.7e12 voxel-sample pairs).
+  // 64^3 by a CPU loop would take hours (6.7e12 and 8.4e11 voxel-sample pairs).
   if (o.size == "large" && !gridding)
     for (const auto& [flag, name, what] : {std::tuple{"--q-step", o.q_step, "Q on 128^3 voxels"},
                                            std::tuple{"--fhd-step", o.fhd_step, "F^H d on 64^3 voxels"}})
@@ -133,7 +133,7 @@ int run(int argc, char** argv) {
     if (!o.quiet)
       printf("  solver  %s\n", gpu_solver ? ("gpu, " + device.name + ", cuFFT Z2Z (complex double)").c_str() : "cpu, FFTW (complex double)");
     // The solver's time is everything from Q and F^H d on the host to the image on the host:
-    // for the GPU the uploads, Q's transform and the plans (setup) and the image's download.
+    // for the GPU the uploads, Q's transform and the plan (setup) and the image's download.
     t0 = std::chrono::steady_clock::now();
     mri::CgResult cg;
     if (gpu_solver) {
