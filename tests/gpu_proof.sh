@@ -126,8 +126,9 @@ if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a
   gpu_steps | while read -r t id; do
     [ "$t" = ae ] || continue
     for batch in 64 256; do
+      images=""; [ $batch = 64 ] && images="--record-images 8"  # the report's reconstruction grid (173 KB a record)
       timeout "${AE_TIMEOUT:-240}" "$B/steps/ae/ae_$id" --size large --batch $batch --repeat 1 --warmup 0 --check --quiet \
-        --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id large batch $batch"
+        $images --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id large batch $batch"
     done
   done
   # The peer trains on the steps' own images, so that its loss curve compares with theirs.
@@ -143,8 +144,15 @@ if has recon; then  # the reconstruction's quality table (steps/mri/recon): its 
   R="$OUT/mri-$DEVICE_TAG-recon.jsonl"
   "$B/steps/mri/recon/mri_recon" --method gridding --quiet --json "$R" || echo "FAILED recon gridding"
   for s in ${RECON_STEPS:-cpu-double cpu-single $(cd "$ROOT/steps/mri" && ls -d [0-9][0-9]_*/ | tr -d / | grep -v -e '^0[01]_' -e '^11_')}; do
-    "$B/steps/mri/recon/mri_recon" --fhd-step $s --q-step $s --quiet --json "$R" || echo "FAILED recon $s"
+    "$B/steps/mri/recon/mri_recon" --fhd-step $s --q-step $s --solver gpu --quiet --json "$R" || echo "FAILED recon $s"
   done
+  for solver in cpu gpu; do  # the two solvers on the same sums: the solver's time
+    "$B/steps/mri/recon/mri_recon" --fhd-step nufft --q-step nufft --solver $solver --tag solver-$solver --quiet --json "$R" \
+      || echo "FAILED recon solver $solver"
+  done
+  # Paper scale: 64^3 voxels, 3.2 M samples, Q on 128^3 by the fastest exact step, CG on the GPU.
+  "$B/steps/mri/recon/mri_recon" --size large --fhd-step 10_phase_recurrence --q-step 10_phase_recurrence --solver gpu \
+    --quiet --json "$R" || echo "FAILED recon large"
   "$B/steps/mri/recon/mri_gridding_accuracy" --size small --json "$R" > "$OUT/gridding-accuracy.txt" || echo "FAILED gridding accuracy"
 fi
 
