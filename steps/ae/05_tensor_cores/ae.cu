@@ -295,6 +295,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int dy = tap / 3 - 1, dx = tap % 3 - 1;
   const int shift = (dy * s.w + dx) * s.in_ch + c;  // from the pixel's channel 0 to its neighbour's channel c
   const int n = n0 + 4 * group_b;
+  // The column and row of the thread's A pixels in the next tile it stages. Tiles are staged in
+  // order, so they advance by kK pixels each time: no division per tile.
+  int pixel_x[kRowsA], pixel_y[kRowsA];
+#pragma unroll
+  for (int i = 0; i < kRowsA; ++i) {
+    const int p = first * kK + row_a + i * kRowStepA;
+    pixel_x[i] = p % s.w;
+    pixel_y[i] = p / s.w % s.h;
+  }
 
   const auto stage_tile = [&](int stage, int tile) {
     float* a = staged_a + (stage * kK + row_a) * kPitchA + 4 * group_a;
@@ -303,9 +312,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const int r = row_a + i * kRowStepA;
       if (kK % kRowStepA != 0 && r >= kK) break;
       const int p = tile * kK + r;
-      const int x = p % s.w + dx, y = p / s.w % s.h + dy;
+      const int x = pixel_x[i] + dx, y = pixel_y[i] + dy;
       const bool valid = p < P && m < M && y >= 0 && y < s.h && x >= 0 && x < s.w;
       cp_async16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
+      for (pixel_x[i] += kK; pixel_x[i] >= s.w;) {
+        pixel_x[i] -= s.w;
+        if (++pixel_y[i] == s.h) pixel_y[i] = 0;
+      }
     }
     float* b = staged_b + (stage * kK + row_b) * kPitchB + 4 * group_b;
 #pragma unroll
