@@ -8,7 +8,8 @@ set grid
 set key outside right top
 set logscale y
 set format y '%.0s%c'
-plot 'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic (synthetic images)', \
-     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '03_gpu_tiled (synthetic images)', \
-     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32 (random-uniform images)', \
-     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl (random-uniform images)'
+plot 'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '03_gpu_tiled', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_fused', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
+     'ae-64-large-nvidia-h100-80gb-hbm3-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl'
