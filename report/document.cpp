@@ -245,6 +245,11 @@ class Writer {
     if (method == "gridding") return "gridding (W " + param(r, "kernel_width") + ", sigma " + param(r, "oversampling") + ")";
     return "gridding of w d (W " + param(r, "kernel_width") + ")";
   }
+  // Where the CG ran: params.solver (cpu | gpu); records from before the GPU solver ran it on the CPU.
+  static std::string solver_of(const Record& r) {
+    const std::string s = param(r, "solver");
+    return s.empty() ? "cpu" : s;
+  }
   static std::vector<std::vector<double>> plane_of(const Record& r, const std::string& which) {
     std::vector<std::vector<double>> rows;
     if (const json* p = find_path(r.data, "slice." + which))
@@ -257,9 +262,10 @@ class Writer {
 
   // The lecture's quality table: each image against the true image, and where the time went.
   void quality_table(const std::vector<const Record*>& all) {
-    std::map<std::string, const Record*> newest;  // one row per (image, F^H d by, Q by)
+    std::map<std::string, const Record*> newest;  // one row per (image, F^H d by, Q by, CG on)
     for (const Record* r : all)
-      keep_newest_row(newest, image_of(*r) + "|" + param(*r, "fhd_step") + "|" + param(*r, "q_step") + "|" + r->tag(), *r);
+      keep_newest_row(newest, image_of(*r) + "|" + param(*r, "fhd_step") + "|" + param(*r, "q_step") + "|" + solver_of(*r) +
+                                  "|" + r->tag(), *r);
     std::vector<const Record*> rows;
     for (const auto& n : newest) rows.push_back(n.second);
     // Gridding first, then least squares by what computed its sums: the CPU references, then
@@ -270,7 +276,7 @@ class Writer {
       if (f == "cpu-double") return std::string("1");
       if (f == "cpu-single") return std::string("2");
       if (f == "nufft") return std::string("3");
-      return "4" + f + param(*r, "q_step");
+      return "4" + f + param(*r, "q_step") + solver_of(*r);
     };
     std::sort(rows.begin(), rows.end(), [&](const Record* a, const Record* b) { return rank(a) < rank(b); });
     const Record& first = *rows.front();
@@ -282,11 +288,12 @@ class Writer {
         << "`): " << sources_line(rows) << ". Each image against the true image (the object averaged over each voxel); "
         << solver << "times in ms, Q and F^H d by the program named (a ladder step's own program, run once on the "
         << "problem, its start included).\n\n"
-        << table_row({"image", "F^H d by", "Q by", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)"})
-        << table_rule(8, 3);
+        << table_row({"image", "F^H d by", "Q by", "CG on", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)"})
+        << table_rule(9, 4);
     for (const Record* r : rows) {
       const bool ls = param(*r, "method") == "ls";
       md_ << table_row({image_of(*r), ls ? "`" + param(*r, "fhd_step") + "`" : "-", ls ? "`" + param(*r, "q_step") + "`" : "-",
+                        ls ? solver_of(*r) : "-",
                         printf_string("%.2f", number_at(r->data, "validation.rel_error_pct").value_or(NAN)),
                         // three decimals: the steps' images differ from CPU double's by thousandths of a dB
                         printf_string("%.3f", number_at(r->data, "validation.psnr_db").value_or(NAN)),

@@ -377,6 +377,11 @@ def mode_studies(exe, fixtures):
 
     rows = [recon("ls", "10_phase_recurrence", "10_phase_recurrence", 1.7, 40.0), recon("gridding", "", "", 4.8, 0),
             recon("ls", "cpu-double", "cpu-double", 1.6, 9000.0), recon("ls", "07_sfu", "07_sfu", 1.8, 90.0)]
+    # The same sums with CG on the GPU: a row of its own, not the CPU solver's row replaced.
+    gpu_cg = recon("ls", "10_phase_recurrence", "10_phase_recurrence", 1.7, 40.0)
+    gpu_cg["params"]["solver"] = "gpu"
+    gpu_cg["timing"]["solver_ms"] = 0.5
+    rows.append(gpu_cg)
     for w, e in ((3, 2e-3), (4, 3e-4)):
         g = json.loads(json.dumps(base))
         g.update({"track": "mri", "step": "gridding", "kind": "cpu", "device": None})
@@ -400,10 +405,14 @@ def mode_studies(exe, fixtures):
         out = os.path.join(tmp, "out")
         md = generate(exe, results, out, "--no-render")
         table = md[md.find("### Reconstruction"):]
-        order = [l.split("|")[2].strip() for l in table.splitlines() if l.startswith("| ") and "rel. error" not in l][:4]
-        check(order == ["-", "`cpu-double`", "`07_sfu`", "`10_phase_recurrence`"], f"quality rows in order: {order}")
+        lines = [l for l in table.splitlines() if l.startswith("| ") and "rel. error" not in l]
+        order = [(l.split("|")[2].strip(), l.split("|")[4].strip()) for l in lines][:5]
+        check(order == [("-", "-"), ("`cpu-double`", "cpu"), ("`07_sfu`", "cpu"), ("`10_phase_recurrence`", "cpu"),
+                        ("`10_phase_recurrence`", "gpu")], f"quality rows in order, CG on the CPU or the GPU: {order}")
+        gpu_row = [l for l in lines if l.split("|")[4].strip() == "gpu"]
+        check(bool(gpu_row) and gpu_row[0].split("|")[9].strip() == "0.5000", "the GPU solver's time in its own row")
         grid_row = [l for l in table.splitlines() if l.startswith("| gridding (W 4, sigma 2) |")]
-        check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[4:6]] == ["4.80", "35.200"],
+        check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[5:7]] == ["4.80", "35.200"],
               "gridding's error and PSNR")
         montage = [f for f in figures_of(md) if f.endswith("-montage")]
         check(len(montage) == 1, "one montage")
