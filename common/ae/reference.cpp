@@ -11,11 +11,30 @@ using Vec = std::vector<double>;
 
 size_t at(int c, int y, int x, int h, int w) { return (size_t(c) * h + y) * w + x; }
 
+// The operands of a product as a rounding step has them: `v` itself when nothing is rounded
+// (no copy: the default reference is unchanged), else the rounded copy in `storage`.
+const double* operands(const Rounding* r, const double* v, size_t n, Vec& storage) {
+  if (!r || !r->operand) return v;
+  storage.resize(n);
+  for (size_t j = 0; j < n; ++j) storage[j] = r->operand(v[j]);
+  return storage.data();
+}
+
+// What a layer writes, as a rounding step stores it.
+void store(const Rounding* r, Vec& v) {
+  if (r && r->store)
+    for (double& x : v) x = r->store(x);
+}
+
 // out (c.out, h, w) = bias + the 3x3 convolution (padding 1) of in (c.in, h, w). If asked,
 // magnitude = |bias| + the sum of |weight x input| over the same terms: the scale of the
 // rounding error any implementation makes in out.
-void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out, Vec* magnitude = nullptr) {
+void conv_forward(const Conv& c, const double* p, const Vec& in_exact, Vec& out, Vec* magnitude = nullptr,
+                  const Rounding* r = nullptr) {
   const int h = c.height, w = c.width;
+  Vec rounded_in, rounded_weight;
+  const double* in = operands(r, in_exact.data(), in_exact.size(), rounded_in);
+  const double* weight = operands(r, p + c.weight, c.weight_count(), rounded_weight);
   out.assign(size_t(c.out) * h * w, 0.0);
   if (magnitude) magnitude->assign(out.size(), 0.0);
   for (int o = 0; o < c.out; ++o) {
@@ -26,7 +45,7 @@ void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out, Vec* 
     for (int i = 0; i < c.in; ++i)
       for (int kh = 0; kh < 3; ++kh)
         for (int kw = 0; kw < 3; ++kw) {
-          const double k = p[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw];
+          const double k = weight[((size_t(o) * c.in + i) * 3 + kh) * 3 + kw];
           // Output rows and columns whose tap (kh, kw) falls inside the input (padding is 0).
           for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
             for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
@@ -36,14 +55,21 @@ void conv_forward(const Conv& c, const double* p, const Vec& in, Vec& out, Vec* 
               for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
                 (*magnitude)[at(o, y, x, h, w)] += std::fabs(k * in[at(i, y + kh - 1, x + kw - 1, h, w)]);
         }
+  store(r, out);
 }
 
 // Adds this image's weight and bias gradients to `g`; if d_in is given, sets it to the
 // gradient of the input, each output gradient scattered back to the inputs it was made of.
 // Output channels whose gradient is all zero are skipped (a kink's alternative starts from
 // a single unit).
-void conv_backward(const Conv& c, const double* p, const Vec& in, const Vec& d_out, double* g, Vec* d_in) {
+void conv_backward(const Conv& c, const double* p, const Vec& in_exact, const Vec& d_out, double* g, Vec* d_in,
+                   const Rounding* r = nullptr) {
   const int h = c.height, w = c.width;
+  // The products' operands (the bias gradient sums d_out itself).
+  Vec rounded_in, rounded_d, rounded_weight;
+  const double* in = operands(r, in_exact.data(), in_exact.size(), rounded_in);
+  const double* d_product = operands(r, d_out.data(), d_out.size(), rounded_d);
+  const double* weight = operands(r, p + c.weight, c.weight_count(), rounded_weight);
   if (d_in) d_in->assign(size_t(c.in) * h * w, 0.0);
   for (int o = 0; o < c.out; ++o) {
     double s = 0;
@@ -57,17 +83,18 @@ void conv_backward(const Conv& c, const double* p, const Vec& in, const Vec& d_o
     for (int i = 0; i < c.in; ++i)
       for (int kh = 0; kh < 3; ++kh)
         for (int kw = 0; kw < 3; ++kw) {
-          const size_t wi = c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw;
+          const size_t wi = ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw;
           double s = 0;
           for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
             for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x) {
-              const double d = d_out[at(o, y, x, h, w)];
+              const double d = d_product[at(o, y, x, h, w)];
               s += d * in[at(i, y + kh - 1, x + kw - 1, h, w)];
-              if (d_in) (*d_in)[at(i, y + kh - 1, x + kw - 1, h, w)] += p[wi] * d;
+              if (d_in) (*d_in)[at(i, y + kh - 1, x + kw - 1, h, w)] += weight[wi] * d;
             }
-          g[wi] += s;
+          g[c.weight + wi] += s;
         }
   }
+  if (d_in) store(r, *d_in);
 }
 
 Vec relu(const Vec& z) {
@@ -137,19 +164,19 @@ struct Activations {
 };
 
 void forward(const Model& m, const std::array<Conv, kLayers>& L, const double* p, const float* image, Activations& t,
-             bool magnitudes = false) {
+             bool magnitudes = false, const Rounding* r = nullptr) {
   t.x.assign(image, image + size_t(m.channels) * m.height * m.width);
-  conv_forward(L[0], p, t.x, t.z1, magnitudes ? &t.s1 : nullptr);
+  conv_forward(L[0], p, t.x, t.z1, magnitudes ? &t.s1 : nullptr, r);
   t.a1 = relu(t.z1);
   pool_forward(L[0].out, L[0].height, L[0].width, t.a1, t.p1, t.from1, t.second1);
-  conv_forward(L[1], p, t.p1, t.z2, magnitudes ? &t.s2 : nullptr);
+  conv_forward(L[1], p, t.p1, t.z2, magnitudes ? &t.s2 : nullptr, r);
   t.a2 = relu(t.z2);
   pool_forward(L[1].out, L[1].height, L[1].width, t.a2, t.p2, t.from2, t.second2);
-  conv_forward(L[2], p, t.p2, t.z3, magnitudes ? &t.s3 : nullptr);
+  conv_forward(L[2], p, t.p2, t.z3, magnitudes ? &t.s3 : nullptr, r);
   up_forward(L[2].out, L[2].height, L[2].width, relu(t.z3), t.u3);
-  conv_forward(L[3], p, t.u3, t.z4, magnitudes ? &t.s4 : nullptr);
+  conv_forward(L[3], p, t.u3, t.z4, magnitudes ? &t.s4 : nullptr, r);
   up_forward(L[3].out, L[3].height, L[3].width, relu(t.z4), t.u4);
-  conv_forward(L[4], p, t.u4, t.y);
+  conv_forward(L[4], p, t.u4, t.y, nullptr, r);
 }
 
 double image_error(const Activations& t) {
@@ -167,18 +194,19 @@ struct Upstream {
 // Adds to g the gradient that d_z, the gradient at the input of the ReLU after conv l
 // (l = 1..4), makes in conv l and every layer below it; records what arrives on the way.
 void backward_from(int l, Vec d_z, const std::array<Conv, kLayers>& L, const double* p, const Activations& t,
-                   double* g, Upstream* up) {
+                   double* g, Upstream* up, const Rounding* r = nullptr) {
   Vec d_in, d_a;
   if (l == 4) {
-    conv_backward(L[3], p, t.u3, d_z, g, &d_in);
+    conv_backward(L[3], p, t.u3, d_z, g, &d_in, r);
     up_backward(L[2].out, L[2].height, L[2].width, d_in, d_a);
+    store(r, d_a);
     if (up) up->d_a[3] = d_a;
     relu_backward(t.z3, d_a);
     d_z.swap(d_a);
     l = 3;
   }
   if (l == 3) {
-    conv_backward(L[2], p, t.p2, d_z, g, &d_in);
+    conv_backward(L[2], p, t.p2, d_z, g, &d_in, r);
     if (up) up->d_p[2] = d_in;
     pool_backward(t.a2.size(), t.from2, d_in, d_a);
     if (up) up->d_a[2] = d_a;
@@ -187,31 +215,34 @@ void backward_from(int l, Vec d_z, const std::array<Conv, kLayers>& L, const dou
     l = 2;
   }
   if (l == 2) {
-    conv_backward(L[1], p, t.p1, d_z, g, &d_in);
+    conv_backward(L[1], p, t.p1, d_z, g, &d_in, r);
     if (up) up->d_p[1] = d_in;
     pool_backward(t.a1.size(), t.from1, d_in, d_a);
     if (up) up->d_a[1] = d_a;
     relu_backward(t.z1, d_a);
     d_z.swap(d_a);
   }
-  conv_backward(L[0], p, t.x, d_z, g, nullptr);  // the image needs no gradient
+  conv_backward(L[0], p, t.x, d_z, g, nullptr, r);  // the image needs no gradient
 }
 
 // Adds one image's gradient (d loss / d y = scale (y - x)) to g.
 void backward(const std::array<Conv, kLayers>& L, const double* p, const Activations& t, double scale, double* g,
-              Upstream* up) {
+              Upstream* up, const Rounding* r = nullptr) {
   Vec d_y(t.y.size()), d_u4, d_a4;
   for (size_t j = 0; j < t.y.size(); ++j) d_y[j] = scale * (t.y[j] - t.x[j]);
-  conv_backward(L[4], p, t.u4, d_y, g, &d_u4);
+  store(r, d_y);
+  conv_backward(L[4], p, t.u4, d_y, g, &d_u4, r);
   up_backward(L[3].out, L[3].height, L[3].width, d_u4, d_a4);
+  store(r, d_a4);
   if (up) up->d_a[4] = d_a4;
   relu_backward(t.z4, d_a4);
-  backward_from(4, std::move(d_a4), L, p, t, g, up);
+  backward_from(4, std::move(d_a4), L, p, t, g, up, r);
 }
 
 // The change of the gradient if kink k went the other way, as (index, value) pairs.
 void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double* p, const Activations& t,
-                 const Upstream& up, size_t parameters, std::vector<size_t>& index, std::vector<double>& value) {
+                 const Upstream& up, size_t parameters, std::vector<size_t>& index, std::vector<double>& value,
+                 const Rounding* r) {
   const Vec* z[5] = {nullptr, &t.z1, &t.z2, &t.z3, &t.z4};
   const Vec& zl = *z[k.layer];
   Vec d_z(zl.size(), 0.0);
@@ -227,7 +258,7 @@ void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double
     if (zl[second[k.unit]] > 0) d_z[second[k.unit]] += d;
   }
   Vec change(parameters, 0.0);
-  backward_from(k.layer, std::move(d_z), L, p, t, change.data(), nullptr);
+  backward_from(k.layer, std::move(d_z), L, p, t, change.data(), nullptr, r);
   index.clear();
   value.clear();
   for (size_t j = 0; j < parameters; ++j)
@@ -290,7 +321,7 @@ double loss(const Model& m, const std::vector<double>& params, const float* imag
 }
 
 LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& params, const float* images, int n,
-                                  double kink_tolerance, size_t max_kinks) {
+                                  double kink_tolerance, size_t max_kinks, const Rounding* rounding) {
   const auto L = layers(m);
   const double* p = params.data();
   const size_t image_size = size_t(m.channels) * m.height * m.width;
@@ -304,16 +335,17 @@ LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& par
   double sum = 0;
   for (int b = 0; b < n; ++b) {
     Activations& tb = t[kinks ? size_t(b) : 0];
-    forward(m, L, p, images + size_t(b) * image_size, tb, kinks);
+    forward(m, L, p, images + size_t(b) * image_size, tb, kinks, rounding);
     sum += image_error(tb);
-    backward(L, p, tb, scale, r.gradient.data(), kinks ? &up[size_t(b)] : nullptr);
+    backward(L, p, tb, scale, r.gradient.data(), kinks ? &up[size_t(b)] : nullptr, rounding);
     if (kinks) find_kinks(tb, b, kink_tolerance, r.kinks, r.exact_ties);
   }
   // Only the closest calls are examined: a float step's rounding reaches ~1e-6 of the magnitude.
   r.kinks_found = r.kinks.size();
   std::sort(r.kinks.begin(), r.kinks.end(), [](const Kink& a, const Kink& b) { return a.margin < b.margin; });
   if (r.kinks.size() > max_kinks) r.kinks.resize(max_kinks);
-  for (Kink& k : r.kinks) alternative(k, L, p, t[size_t(k.image)], up[size_t(k.image)], params.size(), k.index, k.value);
+  for (Kink& k : r.kinks)
+    alternative(k, L, p, t[size_t(k.image)], up[size_t(k.image)], params.size(), k.index, k.value, rounding);
   r.loss = sum / (double(n) * double(image_size));
   return r;
 }
@@ -324,6 +356,18 @@ void sgd_update(std::vector<double>& params, std::vector<double>& velocity, cons
     velocity[i] = momentum * velocity[i] + gradient[i];
     params[i] -= lr * velocity[i];
   }
+}
+
+ForwardDecisions forward_decisions(const Model& m, const std::vector<double>& params, const float* image,
+                                   const Rounding* rounding) {
+  Activations t;
+  forward(m, layers(m), params.data(), image, t, true, rounding);
+  ForwardDecisions d;
+  d.z[0] = std::move(t.z1), d.z[1] = std::move(t.z2), d.z[2] = std::move(t.z3), d.z[3] = std::move(t.z4);
+  d.magnitude[0] = std::move(t.s1), d.magnitude[1] = std::move(t.s2);
+  d.magnitude[2] = std::move(t.s3), d.magnitude[3] = std::move(t.s4);
+  d.from[0] = std::move(t.from1), d.from[1] = std::move(t.from2);
+  return d;
 }
 
 std::vector<double> reconstruct(const Model& m, const std::vector<double>& params, const float* image) {

@@ -42,9 +42,32 @@ struct LossAndGradient {
   size_t kinks_found = 0;        // all margins below kink_tolerance
   size_t exact_ties = 0;         // ReLU inputs exactly 0 and pooling windows with two equal maxima
 };
+// How a reduced-precision step rounds what it computes, for studying its error against the
+// exact reference (tests/ae/tf32_error.cpp): `operand` is applied to both operands of every
+// product of a convolution (the forward pass's input and weight, the input gradient's d_out and
+// weight, the weight gradient's d_out and input; not to the bias or its gradient's sum),
+// `store` to every activation and gradient a layer writes (a float step keeps them in
+// float). Null functions, or no Rounding (the default): the exact double reference.
+struct Rounding {
+  double (*operand)(double) = nullptr;
+  double (*store)(double) = nullptr;
+};
+
 // kink_tolerance 0: no kinks are looked for.
 LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& params, const float* images, int n,
-                                  double kink_tolerance = 0, size_t max_kinks = 64);
+                                  double kink_tolerance = 0, size_t max_kinks = 64,
+                                  const Rounding* rounding = nullptr);
+
+// One image's forward pass as far as its decisions: the input z of every ReLU after conv1..conv4
+// with its magnitude (|bias| + the sum of |weight x input| that made it: the rounding scale),
+// and for each 2x2 pooling window after conv1 and conv2 the input it passed on (an index into
+// that layer's z). Two passes (exact, rounded) show which decisions rounding took the other way.
+struct ForwardDecisions {
+  std::vector<double> z[4], magnitude[4];
+  std::vector<size_t> from[2];
+};
+ForwardDecisions forward_decisions(const Model& m, const std::vector<double>& params, const float* image,
+                                   const Rounding* rounding = nullptr);
 
 // One step of SGD with momentum as PyTorch defines it (dampening 0, no Nesterov):
 // velocity = momentum * velocity + gradient; params -= lr * velocity. A zero velocity
