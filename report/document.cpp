@@ -287,7 +287,8 @@ class Writer {
     md_ << "Problem `" << first.problem() << "` (digest `" << text_at(first.data, "problem.digest").value_or("?")
         << "`): " << sources_line(rows) << ". Each image against the true image (the object averaged over each voxel); "
         << solver << "times in ms, Q and F^H d by the program named (a ladder step's own program, run once on the "
-        << "problem, its start included).\n\n"
+        << "problem: its end-to-end time as its own record gives it, the copies included, its start and the "
+        << "validation of its output not).\n\n"
         << table_row({"image", "F^H d by", "Q by", "CG on", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)"})
         << table_rule(9, 4);
     for (const Record* r : rows) {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <random>
 
@@ -16,6 +17,7 @@
 #include "npy.hpp"
 #include "phantom.hpp"
 #include "portable.hpp"
+#include "results.hpp"
 
 namespace mri {
 
@@ -163,18 +165,19 @@ bool is_ladder_id(const std::string& name) {
 }
 
 // A ladder step run as its own program: the problem written as a folder, the step run on it
-// once (no warm-up, no check: mri_recon measures the image), its --out read back. What runs
-// is exactly the step's program, GPU steps included; exit 77 (no GPU) passes through.
-SumStep program_sums(const std::string& id, const std::filesystem::path& exe) {
-  return [id, exe](const Problem& p, Kernel k) {
+// once (no warm-up; mri_recon measures the image), its --out read back, and its own times from
+// its --json record. What runs is exactly the step's program, GPU steps included; exit 77 (no
+// GPU) passes through.
+SumStep program_sums(const std::string& id, const std::filesystem::path& exe, SumTiming* timing) {
+  return [id, exe, timing](const Problem& p, Kernel k) {
     namespace fs = std::filesystem;
     const char* kernel = k == Kernel::q ? "q" : "fhd";
     const fs::path dir = fs::temp_directory_path() / ("stepwise-recon-" + std::to_string(::getpid()) + "-" + id + "-" + kernel);
     fs::remove_all(dir);
     save_folder(p, dir.string());
-    const fs::path out = dir / "out.npy";
+    const fs::path out = dir / "out.npy", record = dir / "record.jsonl";
     const std::string cmd = "'" + exe.string() + "' --input '" + dir.string() + "' --kernel " + kernel + " --out '" +
-                            out.string() + "' --repeat 1 --warmup 0 --quiet";
+                            out.string() + "' --json '" + record.string() + "' --repeat 1 --warmup 0 --quiet";
     const int status = std::system(cmd.c_str());
     const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (rc == core::kNoGpu) {
@@ -186,6 +189,19 @@ SumStep program_sums(const std::string& id, const std::filesystem::path& exe) {
       throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " exited " + std::to_string(rc));
     }
     const std::vector<std::complex<float>> values = core::read_npy_as<std::complex<float>>(out.string());
+    if (timing) {
+      std::ifstream in(record);
+      std::string line, last;
+      while (std::getline(in, line))
+        if (!line.empty()) last = line;
+      const core::json r = core::json::parse(last, nullptr, false);
+      if (r.is_discarded() || !r.contains("timing")) {
+        fs::remove_all(dir);
+        throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " wrote no readable results record");
+      }
+      timing->step_ms = r["timing"]["total_ms"]["median"].get<double>();
+      timing->kernel_ms = r["timing"]["kernel_ms"]["median"].get<double>();
+    }
     fs::remove_all(dir);
     if (values.size() != p.voxels())
       throw core::RuntimeError("mri_" + id + " wrote " + std::to_string(values.size()) + " values for " +
@@ -203,7 +219,7 @@ bool direct_sum_on_cpu(const std::string& name) {
   return is_ladder_id(id) && (id.rfind("00_", 0) == 0 || id.rfind("01_", 0) == 0);
 }
 
-SumStep recon_sum_step(const std::string& name, const std::string& flag) {
+SumStep recon_sum_step(const std::string& name, const std::string& flag, SumTiming* timing) {
   if (name == "nufft") return nufft_sums;
   const auto known = sum_step_names();
   if (std::find(known.begin(), known.end(), name) != known.end()) return sum_step(name, flag);
@@ -214,7 +230,7 @@ SumStep recon_sum_step(const std::string& name, const std::string& flag) {
     if (exe.empty() || !std::filesystem::is_regular_file(exe, ec))
       throw core::UsageError(flag + " " + name + ": no step program mri_" + id + " beside this build's steps/mri " +
                              "(a ladder step's id, e.g. 03_gather, built with meson compile mri_" + id + ")");
-    return program_sums(id, exe);
+    return program_sums(id, exe, timing);
   }
   std::string list;
   for (const auto& s : recon_sum_step_names()) list += (list.empty() ? "" : ", ") + s;

@@ -12,6 +12,7 @@
 // F_mn = phi_m e^{-i 2 pi k_m . x_n} has as coefficients.
 #pragma once
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "gridding.hpp"
@@ -59,9 +60,18 @@ cvec gridding_image(const Problem& p, const GriddingParams& g);
 // 3e-8 against the direct sum (steps/mri/recon/README.md, gridding accuracy), in O(M + N log N).
 cvec nufft_sums(const Problem& p, Kernel kernel);
 
-// sum_step() with "nufft" added: cpu-double, cpu-single, nufft.
+// What a ladder step's program says of its own run, from its results record: its end-to-end
+// time (the copies to and from the GPU included; the program's start, its GPU context and the
+// validation its harness does on every written output excluded) and its kernel time. NaN for
+// the sums mri_recon computes itself.
+struct SumTiming {
+  double step_ms = NAN, kernel_ms = NAN;
+};
+
+// sum_step() with "nufft" added: cpu-double, cpu-single, nufft. A ladder step's program fills
+// *timing (when given) on every call.
 std::vector<std::string> recon_sum_step_names();
-SumStep recon_sum_step(const std::string& name, const std::string& flag);
+SumStep recon_sum_step(const std::string& name, const std::string& flag, SumTiming* timing = nullptr);
 
 // Whether the named computation of F^H d or Q is the direct M x N sum on the CPU: the CPU
 // references (cpu-double, cpu-single) and the ladder's CPU steps (00_cpu, 01_cpu_omp, the
