@@ -12,7 +12,10 @@
 // pooling decisions the emulation took the other way (and the widest margin among them, as the
 // reference measures margins: relative to |bias| + sum |weight x input|), and, with
 // --kink-tolerance, what is left of the gradient error once the reference follows its
-// decisions within that margin as validation does for fp32 steps.
+// decisions within that margin as validation does for fp32 steps. For scale, it prints what two
+// bugs would show, each as validation sees it (the worst tensor's relative L2 error against the
+// exact gradient): a minibatch whose last image's term is missing, and weight gradients whose
+// 3x3 taps are stored reversed (the input gradient's mirrored kernel used for the weights).
 //
 // A study, not a test: it prints measurements and asserts only its own rounding function.
 #include <algorithm>
@@ -184,10 +187,11 @@ void study(const Options& o) {
   for (const Tensor& t : L) printf(" u:%s", t.name.c_str());
   printf(" worst_g worst_u relu_flips(l1,l2,l3,l4) passing(l1,l2,l3,l4) pool_flips(l1,l2) units windows "
          "widest_flipped_margin exact_below_2^-11,-10,-9,-8");
+  printf(" bug_missing_image bug_reversed_taps");
   if (o.kink_tolerance > 0) printf(" kinks_found kinks_examined kinks_taken worst_g_after");
   printf("\n");
 
-  double worst_loss = 0, worst_g = 0, worst_u = 0, worst_after = 0, widest = 0;
+  double worst_loss = 0, worst_g = 0, worst_u = 0, worst_after = 0, widest = 0, weakest_bug = INFINITY;
   for (int seed = o.first_seed; seed <= o.last_seed; ++seed) {
     const ImageSet set = synthetic_images(kCheckSteps * n, m.channels, m.height, m.width, uint64_t(seed));
     const std::vector<float> initial = he_initialization(m, uint64_t(seed));
@@ -229,6 +233,23 @@ void study(const Options& o) {
              f.relu[1], f.relu[2], f.relu[3], f.relu_passing[0], f.relu_passing[1], f.relu_passing[2],
              f.relu_passing[3], f.pool[0], f.pool[1], f.relu_units, f.pool_windows, f.widest, f.within[0],
              f.within[1], f.within[2], f.within[3]);
+      {
+        // The two bugs: the first n - 1 images' gradient at the scale of n; the taps reversed.
+        const reference::LossAndGradient fewer = reference::loss_and_gradient(m, params, images, n - 1);
+        std::vector<double> missing(params.size()), reversed = exact.gradient;
+        for (size_t j = 0; j < params.size(); ++j) missing[j] = fewer.gradient[j] * double(n - 1) / double(n);
+        for (const Tensor& t : L)
+          if (t.shape.size() == 4)
+            for (size_t j = t.offset; j < t.offset + t.count; j += 9)
+              for (int k = 0; k < 9; ++k) reversed[j + size_t(k)] = exact.gradient[j + size_t(8 - k)];
+        double bug_missing = 0, bug_reversed = 0;
+        for (const Tensor& t : L) {
+          if (n > 1) bug_missing = std::max(bug_missing, relative_l2(exact.gradient, missing, t));
+          bug_reversed = std::max(bug_reversed, relative_l2(exact.gradient, reversed, t));
+        }
+        printf(" %.3g %.3g", bug_missing, bug_reversed);
+        weakest_bug = std::min({weakest_bug, n > 1 ? bug_missing : INFINITY, bug_reversed});
+      }
       if (o.kink_tolerance > 0) {
         std::vector<double> followed = exact.gradient;
         const size_t taken = follow_kinks(L, exact.kinks, followed, g_step);
@@ -247,8 +268,9 @@ void study(const Options& o) {
       params = next;
     }
   }
-  printf("# worst over seeds %d..%d: loss %.3g, gradient %.3g, update %.3g, widest flipped margin %.3g", o.first_seed,
-         o.last_seed, worst_loss, worst_g, worst_u, widest);
+  printf("# worst over seeds %d..%d: loss %.3g, gradient %.3g, update %.3g, widest flipped margin %.3g; "
+         "the weaker bug's smallest worst-tensor error %.3g", o.first_seed, o.last_seed, worst_loss, worst_g, worst_u, widest,
+         weakest_bug);
   if (o.kink_tolerance > 0) printf(", gradient after following kinks %.3g", worst_after);
   printf("\n");
 }
