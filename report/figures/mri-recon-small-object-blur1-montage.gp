@@ -24,7 +24,7 @@ set xrange [-0.5:31.5]
 set yrange [-0.5:31.5]
 set cbrange [0:1.086]
 plot 'mri-recon-small-object-blur1-montage-2.dat' matrix with image notitle
-set title 'LS, 08/08: 1.65 %, 41.5 dB' font 'Sans,9'
+set title 'LS, 10/10: 1.65 %, 41.5 dB' font 'Sans,9'
 set xrange [-0.5:31.5]
 set yrange [-0.5:31.5]
 set cbrange [0:1.086]
