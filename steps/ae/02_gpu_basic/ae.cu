@@ -9,6 +9,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "step.hpp"
+#include "training_state.cuh"
 
 namespace ae {
 namespace {
@@ -187,11 +188,7 @@ class GpuBasic final : public Step {
     L_ = layers(p.model);
     t_ = 0;
     data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    params_.upload(initial.data(), initial.size());
-    velocity_.resize(initial.size());
-    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
-    gradient_.resize(initial.size());
-    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
+    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
     // Activations for a minibatch, or for the images reconstruct() is asked for.
     const size_t n = size_t(std::max(batch, 32));
     auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
@@ -206,24 +203,19 @@ class GpuBasic final : public Step {
   }
 
   void train(long long steps) override {
-    reserve_losses(size_t(t_ + steps));
+    state_.reserve(t_ + steps);
     const size_t image_size = p_->data->image_size();
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
       forward(x, batch_);
-      backward(x, losses_.data() + t_);
-      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
-             velocity_.data(), params_.data());
+      backward(x, state_.losses() + t_);
+      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
+             state_.velocity.data(), state_.params.data());
     }
   }
 
   void store(Trained& out) override {
-    out.params.resize(params_.size());
-    out.gradient.resize(gradient_.size());
-    out.losses.resize(size_t(t_));
-    params_.download(out.params.data());
-    gradient_.download(out.gradient.data());
-    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+    state_.store(out, t_);
   }
 
   void reconstruct(int count, float* out) override {
@@ -240,19 +232,9 @@ class GpuBasic final : public Step {
     CUDA_CHECK_LAUNCH();
   }
 
-  // Grows the device array of per-step losses, keeping those already there (only when more
-  // steps are trained after load() than the problem's).
-  void reserve_losses(size_t n) {
-    if (n <= losses_.size()) return;
-    std::vector<float> kept(losses_.size());
-    losses_.download(kept.data());
-    losses_.resize(n);
-    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
-
   void conv(const Conv& c, int n, const float* in, float* out) {
     launch(conv_forward, size_t(n) * c.out * c.pixels(), n, c.in, c.out, c.height, c.width, in,
-           params_.data() + c.weight, params_.data() + c.bias, out);
+           state_.params.data() + c.weight, state_.params.data() + c.bias, out);
   }
 
   void forward(const float* x, int n) {
@@ -279,11 +261,11 @@ class GpuBasic final : public Step {
   void conv_backward(const Conv& c, const float* in, const float* d_out, float* d_in) {
     const int n = batch_;
     launch(conv_weight_gradient, c.weight_count(), n, c.in, c.out, c.height, c.width, in, d_out,
-           gradient_.data() + c.weight);
-    launch(bias_gradient, size_t(c.out), n, c.out, int(c.pixels()), d_out, gradient_.data() + c.bias);
+           state_.gradient.data() + c.weight);
+    launch(bias_gradient, size_t(c.out), n, c.out, int(c.pixels()), d_out, state_.gradient.data() + c.bias);
     if (d_in)
       launch(conv_input_gradient, size_t(n) * c.in * c.pixels(), n, c.in, c.out, c.height, c.width, d_out,
-             params_.data() + c.weight, d_in);
+             state_.params.data() + c.weight, d_in);
   }
 
   void backward(const float* x, float* loss) {
@@ -315,7 +297,8 @@ class GpuBasic final : public Step {
   int batch_ = 0;
   long long t_ = 0;
   std::array<Conv, kLayers> L_;
-  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> data_;
+  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_, y_;
   core::DeviceArray<float> d_y_, d_u4_, d_a4_, d_u3_, d_a3_, d_p2_, d_a2_, d_p1_, d_a1_;
 };

@@ -22,6 +22,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "step.hpp"
+#include "training_state.cuh"
 
 namespace ae {
 namespace {
@@ -574,18 +575,14 @@ class GpuFused final : public Step {
         throw core::RuntimeError("04_gpu_fused: a layer's bias must follow its weights (sgd_arranged updates both)");
     t_ = 0;
     data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    params_.upload(initial.data(), initial.size());
-    velocity_.resize(initial.size());
-    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
-    gradient_.resize(initial.size());
+    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
     forward_weights_.resize(initial.size());
     backward_weights_.resize(initial.size());
     for (const Conv& c : L_)
-      launch(arrange_weights, c.weight_count(), c.in, c.out, params_.data() + c.weight, forward_weights_.data() + c.weight,
+      launch(arrange_weights, c.weight_count(), c.in, c.out, state_.params.data() + c.weight, forward_weights_.data() + c.weight,
              backward_weights_.data() + c.weight);
     step_.resize(1);
     CUDA_CHECK(cudaMemset(step_.data(), 0, sizeof(long long)));
-    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
     // What the backward pass needs of the forward pass, for a minibatch or for the images
     // reconstruct() is asked for: the pooled outputs and their windows' winners (not conv1's
     // and conv2's full-resolution activations, which 03 kept), a3 and a4 (not their upsamplings).
@@ -622,19 +619,13 @@ class GpuFused final : public Step {
   // Each training step is one launch of the captured graph: its 26 kernels go to the GPU
   // together, and nothing in it waits for the host.
   void train(long long steps) override {
-    if (reserve_losses(size_t(t_ + steps))) capture_training_step();  // the graph wrote to the old array
+    if (state_.reserve(t_ + steps)) capture_training_step();  // the graph wrote to the old array
     for (long long s = 0; s < steps; ++s) CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
     t_ += steps;
   }
 
   void store(Trained& out) override {
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    out.params.resize(params_.size());
-    out.gradient.resize(gradient_.size());
-    out.losses.resize(size_t(t_));
-    params_.download(out.params.data());
-    gradient_.download(out.gradient.data());
-    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+    state_.store(out, t_);
   }
 
   void reconstruct(int count, float* out) override {
@@ -657,18 +648,6 @@ class GpuFused final : public Step {
   template <class Kernel, class... Args>
   void launch(Kernel kernel, size_t n, Args... args) {
     launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
-  }
-
-  // Grows the device array of per-step losses, keeping those already there (only when more
-  // steps are trained after load() than the problem's). True if it moved.
-  bool reserve_losses(size_t n) {
-    if (n <= losses_.size()) return false;
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<float> kept(losses_.size());
-    losses_.download(kept.data());
-    losses_.resize(n);
-    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
-    return true;
   }
 
   // One training step, recorded once into a graph (the pointers it uses stay put until the
@@ -698,11 +677,11 @@ class GpuFused final : public Step {
                 data_.data(), x_.data());
     forward(x_.data(), batch_, true);
     launch_grid(record_loss, dim3(1), dim3(kLossThreads), 0, loss_blocks_, partials_.data(),
-                losses_.data(), step_.data());
+                state_.losses(), step_.data());
     backward(x_.data());
     for (const Conv& c : L_)
       launch(sgd_arranged, c.weight_count() + size_t(c.out), c.in, c.out, float(p_->lr), float(p_->momentum),
-             gradient_.data() + c.weight, velocity_.data() + c.weight, params_.data() + c.weight,
+             state_.gradient.data() + c.weight, state_.velocity.data() + c.weight, state_.params.data() + c.weight,
              forward_weights_.data() + c.weight, backward_weights_.data() + c.weight);
   }
 
@@ -727,7 +706,7 @@ class GpuFused final : public Step {
   template <Input kIn, Output kMode>
   void conv(int l, int n, const float* in, Epilogue e) {
     const Conv& c = L_[l];
-    e.bias = params_.data() + c.bias;
+    e.bias = state_.params.data() + c.bias;
     convolve<kIn, kMode>(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, e);
   }
 
@@ -768,7 +747,7 @@ class GpuFused final : public Step {
     const dim3 grid(unsigned(ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks), unsigned(g.splits));
     launch_grid(conv_weight_gradient<kIn>, grid, dim3(unsigned(g.out_groups * g.in_groups)), g.shared, batch_, c.in,
                 c.out, c.height, c.width, g, in, d_out, partials_.data());
-    sum_splits(c.weight_count() + size_t(c.out), g.splits, gradient_.data() + c.weight);  // the bias follows its weights
+    sum_splits(c.weight_count() + size_t(c.out), g.splits, state_.gradient.data() + c.weight);  // the bias follows its weights
   }
 
   // The gradient of layer l's input, finished by kMode into the gradient of the activation
@@ -811,7 +790,8 @@ class GpuFused final : public Step {
   cudaGraphExec_t graph_ = nullptr;
   std::array<Conv, kLayers> L_;
   std::array<GradientGeometry, kLayers> plan_;
-  core::DeviceArray<float> data_, x_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> data_, x_;
+  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<long long> step_;
   core::DeviceArray<float> forward_weights_, backward_weights_;  // the two orders of the convolutions, at each weight's offset
   core::DeviceArray<float> p1_, p2_, a3_, a4_;

@@ -25,6 +25,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "step.hpp"
+#include "training_state.cuh"
 
 namespace ae {
 namespace {
@@ -611,11 +612,7 @@ class TensorCores final : public Step {
           nhwc[(i * pixels + q) * image_ch_ + c] = set.pixels[(i * set.channels + c) * pixels + q];
     data_.upload(nhwc.data(), nhwc.size());
 
-    params_.upload(initial.data(), initial.size());
-    velocity_.resize(initial.size());
-    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
-    gradient_.resize(initial.size());
-    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
+    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
 
     // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
     size_t arranged = 0;
@@ -655,24 +652,19 @@ class TensorCores final : public Step {
   }
 
   void train(long long steps) override {
-    reserve_losses(size_t(t_ + steps));
+    state_.reserve(t_ + steps);
     const size_t image_floats = L_[0].pixels() * image_ch_;
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_floats;
       forward(x, batch_);
-      backward(x, losses_.data() + t_);
-      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
-             velocity_.data(), params_.data());
+      backward(x, state_.losses() + t_);
+      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
+             state_.velocity.data(), state_.params.data());
     }
   }
 
   void store(Trained& out) override {
-    out.params.resize(params_.size());
-    out.gradient.resize(gradient_.size());
-    out.losses.resize(size_t(t_));
-    params_.download(out.params.data());
-    gradient_.download(out.gradient.data());
-    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+    state_.store(out, t_);
   }
 
   // The reconstructions, capacity_ images at a time, back to NCHW on the host.
@@ -734,15 +726,6 @@ class TensorCores final : public Step {
     allow(reinterpret_cast<const void*>(weight_gemm<SmallTile>), weight_shared_bytes<SmallTile>());
     allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile>), weight_shared_bytes<NarrowTile>());
     configured_ = true;
-  }
-
-  // Grows the device array of per-step losses, keeping those already there.
-  void reserve_losses(size_t n) {
-    if (n <= losses_.size()) return;
-    std::vector<float> kept(losses_.size());
-    losses_.download(kept.data());
-    losses_.resize(n);
-    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
 
   // The forward and input-gradient products: pixels x `columns` channels. Big tiles when they
@@ -809,7 +792,7 @@ class TensorCores final : public Step {
         break;
     }
     launch(gather_weight_gradient, size_t(9) * s.in_ch * s.out_ch + s.out_ch, c.in, c.out, s.in_ch, s.out_ch, s.splits,
-           partials_.data(), gradient_.data() + c.weight);  // the bias follows its weights
+           partials_.data(), state_.gradient.data() + c.weight);  // the bias follows its weights
   }
   template <class T>
   void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
@@ -818,7 +801,7 @@ class TensorCores final : public Step {
   }
 
   void conv(int l, int n, const float* in, float* out, bool relu) {
-    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], params_.data() + L_[l].bias,
+    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
              L_[l].out, relu, out);
   }
 
@@ -837,7 +820,7 @@ class TensorCores final : public Step {
     AllWeights all;
     size_t most = 0;
     for (int l = 0; l < kLayers; ++l) {
-      all.layer[l] = {L_[l].in, L_[l].out, in_ch_[l], out_ch_[l], params_.data() + L_[l].weight,
+      all.layer[l] = {L_[l].in, L_[l].out, in_ch_[l], out_ch_[l], state_.params.data() + L_[l].weight,
                       forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
       most = std::max(most, L_[l].weight_count());
     }
@@ -904,7 +887,8 @@ class TensorCores final : public Step {
   std::array<int, kLayers> in_ch_{}, out_ch_{}, splits_{};  // padded channel counts; weight-gradient splits
   std::array<TileKind, kLayers> weight_tile_{};
   std::array<size_t, kLayers> arranged_at_{};
-  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> data_;
+  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> forward_weights_, backward_weights_;
   core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
   std::array<core::DeviceArray<float>, 2> gradients_;

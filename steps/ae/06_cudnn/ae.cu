@@ -25,6 +25,7 @@
 #include "cuda_check.cuh"
 #include "device_array.cuh"
 #include "step.hpp"
+#include "training_state.cuh"
 
 namespace ae {
 namespace {
@@ -253,11 +254,7 @@ class Cudnn final : public Step {
     t_ = 0;
     if (model_.describe() != p.model.describe() || plans_.empty()) set_model(p.model);
     data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    params_.upload(initial.data(), initial.size());
-    velocity_.resize(initial.size());
-    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
-    gradient_.resize(initial.size());
-    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
+    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
     // Activations for a minibatch, or for the images reconstruct() is asked for (03's buffers).
     capacity_ = std::max(batch, 32);
     const size_t n = size_t(capacity_);
@@ -275,24 +272,19 @@ class Cudnn final : public Step {
   }
 
   void train(long long steps) override {
-    reserve_losses(size_t(t_ + steps));
+    state_.reserve(t_ + steps);
     const size_t image_size = p_->data->image_size();
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
       forward(*plan_, x);
-      backward(*plan_, x, losses_.data() + t_);
-      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
-             velocity_.data(), params_.data());
+      backward(*plan_, x, state_.losses() + t_);
+      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
+             state_.velocity.data(), state_.params.data());
     }
   }
 
   void store(Trained& out) override {
-    out.params.resize(params_.size());
-    out.gradient.resize(gradient_.size());
-    out.losses.resize(size_t(t_));
-    params_.download(out.params.data());
-    gradient_.download(out.gradient.data());
-    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+    state_.store(out, t_);
   }
 
   void reconstruct(int count, float* out) override {
@@ -379,11 +371,11 @@ class Cudnn final : public Step {
       const std::string layer = "conv" + std::to_string(l + 1);
       const float* in = input(l);
       float* out = output(l);
-      const float* w = params_.data() + L_[l].weight;
+      const float* w = state_.params.data() + L_[l].weight;
       if (fresh) plan.forward[l] = choose_forward(plan, l, in, w, out, layer + " forward" + shape);
       if (trains) {
         plan.backward_filter[l] =
-            choose_backward_filter(plan, l, in, out, gradient_.data() + L_[l].weight, layer + " weight gradient" + shape);
+            choose_backward_filter(plan, l, in, out, state_.gradient.data() + L_[l].weight, layer + " weight gradient" + shape);
         if (l > 0)
           plan.backward_data[l] =
               choose_backward_data(plan, l, w, out, gradients_[1].data(), layer + " input gradient" + shape);
@@ -486,21 +478,13 @@ class Cudnn final : public Step {
     launch_grid(kernel, dim3(unsigned((n + o_.threads - 1) / o_.threads)), dim3(o_.threads), 0, args...);
   }
 
-  void reserve_losses(size_t n) {
-    if (n <= losses_.size()) return;
-    std::vector<float> kept(losses_.size());
-    losses_.download(kept.data());
-    losses_.resize(n);
-    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
-
   // conv + bias (+ ReLU in place) of layer l.
   void conv(const Plan& plan, int l, const float* in, float* out, bool relu) {
     const float one = 1, zero = 0;
-    CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, plan.in[l], in, weights_[l], params_.data() + L_[l].weight,
+    CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, plan.in[l], in, weights_[l], state_.params.data() + L_[l].weight,
                                         convs_[l], plan.forward[l].algo, workspace_.data(), workspace_.size(), &zero,
                                         plan.out[l], out));
-    CUDNN_CHECK(cudnnAddTensor(handle_, &one, biases_[l], params_.data() + L_[l].bias, &one, plan.out[l], out));
+    CUDNN_CHECK(cudnnAddTensor(handle_, &one, biases_[l], state_.params.data() + L_[l].bias, &one, plan.out[l], out));
     if (relu) CUDNN_CHECK(cudnnActivationForward(handle_, relu_, &one, plan.out[l], out, &zero, plan.out[l], out));
   }
 
@@ -562,12 +546,12 @@ class Cudnn final : public Step {
   void conv_backward(const Plan& plan, int l, const float* in, const float* d_out, float* d_in) {
     const float one = 1, zero = 0;
     CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, plan.out[l], d_out, &zero, biases_[l],
-                                             gradient_.data() + L_[l].bias));
+                                             state_.gradient.data() + L_[l].bias));
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, plan.in[l], in, plan.out[l], d_out, convs_[l],
                                                plan.backward_filter[l].algo, workspace_.data(), workspace_.size(), &zero,
-                                               weights_[l], gradient_.data() + L_[l].weight));
+                                               weights_[l], state_.gradient.data() + L_[l].weight));
     if (d_in)
-      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, weights_[l], params_.data() + L_[l].weight, plan.out[l],
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, weights_[l], state_.params.data() + L_[l].weight, plan.out[l],
                                                d_out, convs_[l], plan.backward_data[l].algo, workspace_.data(),
                                                workspace_.size(), &zero, plan.in[l], d_in));
   }
@@ -618,7 +602,8 @@ class Cudnn final : public Step {
   std::array<Conv, kLayers> L_;
   int batch_ = 0, capacity_ = 0, loss_blocks_ = 0;
   long long t_ = 0;
-  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> data_;
+  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
   std::array<core::DeviceArray<float>, 2> gradients_;
   core::DeviceArray<float> partials_;
