@@ -272,7 +272,9 @@ void study(const Options& o) {
          "the weaker bug's smallest worst-tensor error %.3g", o.first_seed, o.last_seed, worst_loss, worst_g, worst_u, widest,
          weakest_bug);
   if (o.kink_tolerance > 0) printf(", gradient after following kinks %.3g", worst_after);
-  printf("\n");
+  // The class these measurements set (validation.cpp), for the test that checks it against them.
+  const Thresholds tf32 = thresholds(Accuracy::tf32);
+  printf("; tf32 class: loss %.3g, gradient %.3g, update %.3g\n", tf32.loss, tf32.gradient, tf32.update);
 }
 
 }  // namespace
