@@ -3,10 +3,27 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 
 #include "cuda_check.cuh"
 
 namespace core {
+
+// An allocation the GPU cannot hold is a size the user chose (a problem, a batch, an image
+// size too large for this GPU): bad input, exit 2, with the numbers that say by how much.
+inline void device_allocate(void** data, size_t bytes) {
+  const cudaError_t err = cudaMalloc(data, bytes);
+  if (err == cudaErrorMemoryAllocation) {
+    *data = nullptr;
+    cudaGetLastError();  // clear it: the next call must not report it again
+    size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    throw UsageError("an array of " + std::to_string(bytes >> 20) + " MiB does not fit in the GPU's memory (" +
+                     std::to_string(free >> 20) + " MiB free of " + std::to_string(total >> 20) +
+                     " MiB): the problem, the batch or the image is too large for this GPU");
+  }
+  CUDA_CHECK(err);
+}
 
 template <class T>
 class DeviceArray {
@@ -22,7 +39,7 @@ class DeviceArray {
     CUDA_CHECK(cudaFree(data_));
     data_ = nullptr;
     size_ = 0;
-    if (n) CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
+    if (n) device_allocate(reinterpret_cast<void**>(&data_), n * sizeof(T));
     size_ = n;
   }
   void upload(const T* host, size_t n) {
