@@ -73,7 +73,7 @@ struct CeilingFraction {
 };
 CeilingFraction ceiling_of(const Track& track, const Record& r, const Probes& probes);
 // "% of ceiling" cell for one row: "50.0 %", naming the bound where the track has several
-// ("17.9 % (FFT flops)"), or the reason for n/a.
+// ("17.9 % (FFT flops)") or where the row is over it, or the reason for n/a.
 std::string ceiling_cell(const Track& track, const Record& r, const Probes& probes);
 std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes);
 
