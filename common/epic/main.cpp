@@ -62,12 +62,18 @@ Problem make_problem(const Options& o, const core::CoreOptions& core) {
     p = load_folder(core.input);
   } else {
     const Preset preset = preset_of_size(core.size);
-    p.name = (o.channels || o.samples || o.gulps || o.pols) ? "custom" : core.size;
     p.seed = core.seed;
     p.obs.channels = o.channels ? o.channels : preset.channels;
     p.obs.samples_per_gulp = o.samples ? o.samples : preset.samples_per_gulp;
     p.obs.gulps = o.gulps ? o.gulps : 1;
     p.obs.pols = o.pols ? o.pols : 2;
+    // The preset's name, then what differs from it ("large-gulps4"): a table of the report
+    // then says which problem it is.
+    p.name = core.size;
+    if (p.obs.channels != preset.channels) p.name += "-ch" + std::to_string(p.obs.channels);
+    if (p.obs.samples_per_gulp != preset.samples_per_gulp) p.name += "-samples" + std::to_string(p.obs.samples_per_gulp);
+    if (p.obs.gulps != 1) p.name += "-gulps" + std::to_string(p.obs.gulps);
+    if (p.obs.pols != 2) p.name += "-pols" + std::to_string(p.obs.pols);
     if (o.start_mhz) p.obs.first_channel_hz = o.start_mhz * 1e6;
     p.station = o.stands.empty() ? generate_station(core.seed) : read_stands(o.stands);
     check_observation(p.obs, p.station.size());
