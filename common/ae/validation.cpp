@@ -57,13 +57,12 @@ struct TensorNorms {
   }
 };
 
-// Takes each kink's alternative into the reference when the step's gradient is closer to it:
-// the step decided that unit the other way. Returns how many such decisions mattered (moved
-// the gradient by more than the error left before), and the widest margin among them.
-size_t follow_kinks(const std::vector<Tensor>& tensors, std::vector<reference::Kink>& kinks,
-                    std::vector<double>& ref, const std::vector<double>& step, double& widest) {
+}  // namespace
+
+KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector<reference::Kink>& kinks,
+                          std::vector<double>& ref, const std::vector<double>& step) {
   const TensorNorms norms(tensors, ref);
-  size_t mattered = 0;
+  KinksFollowed f;
   double error = norms.distance(ref, step);
   for (const reference::Kink& k : kinks) {
     double size = 0;
@@ -73,19 +72,18 @@ size_t follow_kinks(const std::vector<Tensor>& tensors, std::vector<reference::K
     }
     const double e = norms.distance(ref, step);
     if (e < error) {
+      ++f.taken;
       if (size > error) {
-        ++mattered;
-        widest = std::max(widest, k.margin);
+        ++f.mattered;
+        f.widest = std::max(f.widest, k.margin);
       }
       error = e;
     } else {
       for (size_t j = 0; j < k.index.size(); ++j) ref[k.index[j]] -= k.value[j];
     }
   }
-  return mattered;
+  return f;
 }
-
-}  // namespace
 
 Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial,
                  const std::vector<float>& timed_losses, Accuracy accuracy) {
@@ -112,7 +110,9 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
     c.kinks_examined = ref.kinks.size();
     c.exact_ties = ref.exact_ties;
     c.widest_examined = ref.kinks.empty() ? 0.0 : ref.kinks.back().margin;
-    c.kinks_flipped = follow_kinks(tensor_list, ref.kinks, ref.gradient, gradient, c.widest_flipped);
+    const KinksFollowed followed = follow_kinks(tensor_list, ref.kinks, ref.gradient, gradient);
+    c.kinks_flipped = followed.mattered;
+    c.widest_flipped = followed.widest;
     std::vector<double> expected_change(params.size());
     for (size_t j = 0; j < params.size(); ++j) {
       velocity[j] = p.momentum * velocity[j] + ref.gradient[j];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "problem.hpp"
+#include "reference.hpp"
 #include "step.hpp"
 
 namespace ae {
@@ -59,6 +60,17 @@ struct Verdict {
   bool pass = false;
   std::string failure;  // the first reason it failed
 };
+
+// Takes each kink's alternative into the reference gradient `ref` when `step`'s gradient is
+// closer to it (the sum over tensors of squared relative L2 errors): the step decided that
+// unit the other way. taken: the alternatives taken; mattered: those that moved the gradient
+// by more than the error left before, and the widest margin among them.
+struct KinksFollowed {
+  size_t taken = 0, mattered = 0;
+  double widest = 0;
+};
+KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector<reference::Kink>& kinks,
+                           std::vector<double>& ref, const std::vector<double>& step);
 
 // Runs the step (it is loaded again: its state afterwards is the check's, not the timed run's).
 Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial,

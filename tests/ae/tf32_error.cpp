@@ -128,37 +128,6 @@ void count_flips(const Model& m, const std::vector<double>& params, const float*
   }
 }
 
-// validation.cpp's follow_kinks (its anonymous namespace), as a study needs it: takes each
-// kink's alternative into the reference when the other gradient is closer to it (the sum over
-// tensors of squared relative L2 errors). Returns how many were taken.
-size_t follow_kinks(const std::vector<Tensor>& tensors, const std::vector<reference::Kink>& kinks,
-                    std::vector<double>& ref, const std::vector<double>& other) {
-  std::vector<double> inverse(ref.size(), 1.0);
-  for (const Tensor& t : tensors) {
-    double norm = 0;
-    for (size_t j = t.offset; j < t.offset + t.count; ++j) norm += ref[j] * ref[j];
-    if (norm > 0) std::fill(inverse.begin() + long(t.offset), inverse.begin() + long(t.offset + t.count), 1.0 / norm);
-  }
-  auto distance = [&] {
-    double e = 0;
-    for (size_t j = 0; j < ref.size(); ++j) e += (ref[j] - other[j]) * (ref[j] - other[j]) * inverse[j];
-    return e;
-  };
-  size_t taken = 0;
-  double error = distance();
-  for (const reference::Kink& k : kinks) {
-    for (size_t j = 0; j < k.index.size(); ++j) ref[k.index[j]] += k.value[j];
-    const double e = distance();
-    if (e < error) {
-      error = e;
-      ++taken;
-    } else {
-      for (size_t j = 0; j < k.index.size(); ++j) ref[k.index[j]] -= k.value[j];
-    }
-  }
-  return taken;
-}
-
 struct Options {
   std::string size = "tiny";
   int first_seed = 1, last_seed = 10;
@@ -252,7 +221,7 @@ void study(const Options& o) {
       }
       if (o.kink_tolerance > 0) {
         std::vector<double> followed = exact.gradient;
-        const size_t taken = follow_kinks(L, exact.kinks, followed, g_step);
+        const size_t taken = follow_kinks(L, exact.kinks, followed, g_step).taken;
         double after = 0;
         for (const Tensor& t : L) after = std::max(after, relative_l2(followed, g_step, t));
         printf(" %zu %zu %zu %.3g", exact.kinks_found, exact.kinks.size(), taken, after);
