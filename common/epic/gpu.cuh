@@ -1,18 +1,21 @@
-// What the EPIC GPU steps share and do not teach: pinned host memory, the
-// product list as a kernel argument, a per-phase timer (CUDA events around each phase of a
-// gulp, summed over the run) whose totals go into the record as the step's breakdown, and the
-// two kernels that every GPU step runs the same way: the stands' autocorrelations and, after
-// the last gulp, their removal and the grid correction.
+// What the EPIC GPU steps share and do not teach: the product list as a kernel argument, a
+// per-phase timer (CUDA events around each phase of a gulp, summed over the run) whose totals
+// go into the record as the step's breakdown, the voltages' way to the GPU a gulp at a time
+// (pinned host memory, two device buffers, a copy stream: 02's, kept by every later step), and
+// the two kernels that every GPU step runs the same way: the stands' autocorrelations and,
+// after the last gulp, their removal and the grid correction.
 #pragma once
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "cuda_check.cuh"
 #include "cufft_check.cuh"
+#include "device_array.cuh"
 #include "error.hpp"
 #include "nvtx.hpp"
 #include "step.hpp"
@@ -109,6 +112,83 @@ class PhaseTimer {
   std::string current_;
   cudaStream_t stream_ = nullptr;
   size_t start_ = 0;
+};
+
+// The F-engine's bytes of one gulp: samples_per_gulp x channels x stands x pols.
+inline size_t gulp_bytes(const Inputs& in) { return size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp; }
+
+// The voltages on their way to the GPU, a gulp at a time, double buffered: gulp g goes to
+// device buffer g % 2 on a stream of its own, so gulp g + 1's copy runs while gulp g's kernels
+// (on the default stream) read the other buffer. Two events a buffer order the streams:
+// `copied`, recorded after the copy, which the kernels wait for; `consumed`, recorded after the
+// last kernel that reads the buffer, which the next copy into it (gulp g + 2) waits for, so
+// that a buffer is never overwritten while it is still read. Per gulp, in the step's loop:
+//   copy(g + 1, timer)                    the next gulp's bytes, beside this gulp's work
+//   volts = wait(g)                       kernels queued after this read gulp g's bytes at volts
+//   ... the gulp's kernels ...
+//   consumed(g)                           buffer g % 2 may take gulp g + 2
+// with copy(0, timer) before the first gulp.
+class GulpStream {
+ public:
+  GulpStream() {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));  // not synchronized with stream 0
+    for (int k = 0; k < 2; ++k) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
+    }
+  }
+  GulpStream(const GulpStream&) = delete;
+  GulpStream& operator=(const GulpStream&) = delete;
+  ~GulpStream() {
+    for (int k = 0; k < 2; ++k) {
+      cudaEventDestroy(copied_[k]);
+      cudaEventDestroy(consumed_[k]);
+    }
+    cudaStreamDestroy(copy_stream_);
+  }
+
+  // The F-engine's bytes in pinned memory, copied once per source (pageable memory would be
+  // staged and serialized, not overlapped), and the two device buffers sized to a gulp.
+  void load(const Inputs& in) {
+    const size_t bytes = gulp_bytes(in);
+    if (host_source_ != in.voltages) {
+      pinned_.resize(bytes * in.gulps);
+      std::memcpy(pinned_.data(), in.voltages, bytes * in.gulps);
+      host_source_ = in.voltages;
+    }
+    for (auto& b : buffer_) b.resize(bytes);
+  }
+
+  // Gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read that
+  // buffer (gulp g - 2) have run; the timer's "copy" phase, on the copy stream.
+  void copy(int g, PhaseTimer& timer) {
+    const int k = g % 2;
+    const size_t bytes = buffer_[k].size();
+    timer.begin("copy", copy_stream_);
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
+    CUDA_CHECK(cudaMemcpyAsync(buffer_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
+    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
+    timer.end();
+  }
+
+  // The default stream waits for gulp g's copy; the kernels queued after this call may read
+  // the returned bytes until consumed(g).
+  const uint8_t* wait(int g) {
+    const int k = g % 2;
+    CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+    return buffer_[k].data();
+  }
+
+  // After the last kernel that reads gulp g's bytes (queued on the default stream): the
+  // buffer may take gulp g + 2.
+  void consumed(int g) { CUDA_CHECK(cudaEventRecord(consumed_[g % 2])); }
+
+ private:
+  cudaStream_t copy_stream_{};
+  cudaEvent_t copied_[2]{}, consumed_[2]{};
+  const uint8_t* host_source_ = nullptr;  // what pinned_ is a copy of
+  core::PinnedArray<uint8_t> pinned_;
+  core::DeviceArray<uint8_t> buffer_[2];
 };
 
 // The image's shape as the kernels take it.

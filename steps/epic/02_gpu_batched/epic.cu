@@ -14,7 +14,6 @@
 #include <cufft.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "device_array.cuh"
@@ -88,27 +87,13 @@ __global__ void multiply_accumulate(Shape s, int samples, ProductList pl, bool a
 
 class GpuBatched final : public Step {
  public:
-  explicit GpuBatched(long threads) : threads_(int(threads)) {
-    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));  // not synchronized with stream 0
-    for (int k = 0; k < 2; ++k) {
-      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
-      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
-    }
-  }
-  ~GpuBatched() override {
-    if (plan_) cufftDestroy(plan_);
-    for (int k = 0; k < 2; ++k) {
-      cudaEventDestroy(copied_[k]);
-      cudaEventDestroy(consumed_[k]);
-    }
-    cudaStreamDestroy(copy_stream_);
-  }
+  explicit GpuBatched(long threads) : threads_(int(threads)) {}
+  ~GpuBatched() override { if (plan_) cufftDestroy(plan_); }
 
   void load(const Inputs& in) override {
     in_ = in;
     s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
     const size_t nn = size_t(in.image_size) * in.image_size;
-    const size_t gulp_bytes = size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp;
     const long long transforms = 1LL * in.samples_per_gulp * in.channels * in.pols;
     if (plan_samples_ != in.samples_per_gulp || plan_n_ != in.image_size) {
       if (plan_) CUFFT_CHECK(cufftDestroy(plan_));
@@ -122,7 +107,7 @@ class GpuBatched final : public Step {
       size_t work = 0;
       CUFFT_CHECK(cufftMakePlanMany64(plan_, 2, dims, nullptr, 1, (long long)nn, nullptr, 1, (long long)nn, CUFFT_C2C,
                                       transforms, &work));
-      const size_t need = transforms * nn * sizeof(cufftComplex) + work + 2 * gulp_bytes;
+      const size_t need = transforms * nn * sizeof(cufftComplex) + work + 2 * gulp_bytes(in);
       size_t free = 0, total = 0;
       CUDA_CHECK(cudaMemGetInfo(&free, &total));
       if (need > free / 10 * 9)
@@ -134,12 +119,7 @@ class GpuBatched final : public Step {
       plan_samples_ = in.samples_per_gulp;
       plan_n_ = in.image_size;
     }
-    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
-      pinned_.resize(gulp_bytes * in.gulps);
-      std::memcpy(pinned_.data(), in.voltages, gulp_bytes * in.gulps);
-      host_source_ = in.voltages;
-    }
-    for (auto& v : volts_) v.resize(gulp_bytes);
+    gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     grids_.resize(size_t(transforms) * nn);
     image_.resize(in.image_values());
     autos_.resize(size_t(in.channels) * in.stands);
@@ -154,21 +134,20 @@ class GpuBatched final : public Step {
     const size_t nn = size_t(in_.image_size) * in_.image_size;
     const ProductList pl = product_list(in_);
     const int samples = in_.samples_per_gulp;
-    copy_gulp(0);
+    gulps_.copy(0, timer_);
     for (int g = 0; g < in_.gulps; ++g) {
-      if (g + 1 < in_.gulps) copy_gulp(g + 1);  // overlaps this gulp's work
-      const int k = g % 2;
-      CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+      if (g + 1 < in_.gulps) gulps_.copy(g + 1, timer_);  // overlaps this gulp's work
+      const uint8_t* volts = gulps_.wait(g);
       timer_.begin("grid");
       grid_cells<<<blocks(size_t(samples) * in_.channels * in_.pols * nn, threads_), threads_>>>(
-          s_, samples, volts_[k].data(), cell_start_.data(), cell_stand_.data(), cell_weight_.data(), grids_.data());
+          s_, samples, volts, cell_start_.data(), cell_stand_.data(), cell_weight_.data(), grids_.data());
       CUDA_CHECK_LAUNCH();
       if (in_.remove_autos) {
-        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, threads_), threads_>>>(s_, samples, g == 0, volts_[k].data(),
+        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, threads_), threads_>>>(s_, samples, g == 0, volts,
                                                                                            autos_.data());
         CUDA_CHECK_LAUNCH();
       }
-      CUDA_CHECK(cudaEventRecord(consumed_[k]));  // buffer k may take gulp g + 2
+      gulps_.consumed(g);  // the grid kernel (and autos) have read gulp g's buffer
       timer_.end();
       timer_.begin("fft");
       CUFFT_CHECK(cufftExecC2C(plan_, grids_.data(), grids_.data(), CUFFT_INVERSE));
@@ -199,18 +178,6 @@ class GpuBatched final : public Step {
   }
 
  private:
-  // Gulp g's bytes into device buffer g % 2 on the copy stream, once the grid kernel that
-  // last read that buffer (gulp g - 2) has run.
-  void copy_gulp(int g) {
-    const int k = g % 2;
-    const size_t bytes = volts_[k].size();
-    timer_.begin("copy", copy_stream_);
-    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
-    CUDA_CHECK(cudaMemcpyAsync(volts_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
-    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
-    timer_.end();
-  }
-
   void upload_cell_lists(const Inputs& in) {
     const CellLists l = make_cell_lists(in);
     cell_start_.upload(l.start.data(), l.start.size());
@@ -223,11 +190,8 @@ class GpuBatched final : public Step {
   Shape s_{};
   cufftHandle plan_ = 0;
   int plan_samples_ = 0, plan_n_ = 0;
-  cudaStream_t copy_stream_{};
-  cudaEvent_t copied_[2]{}, consumed_[2]{};
-  const uint8_t* host_source_ = nullptr;
-  core::PinnedArray<uint8_t> pinned_;
-  core::DeviceArray<uint8_t> volts_[2], work_;
+  GulpStream gulps_;  // gulp g + 1's copy beside gulp g's kernels
+  core::DeviceArray<uint8_t> work_;
   core::DeviceArray<cufftComplex> grids_;
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_, cell_weight_;
   core::DeviceArray<int32_t> cell_start_, cell_stand_;
