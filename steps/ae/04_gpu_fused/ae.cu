@@ -365,6 +365,21 @@ GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared
   return g;
 }
 
+// How a block's threads share the copying of channels x pixels into shared memory: `pixels`
+// threads side by side along a channel (a warp's loads coalesced), `channels` such groups at
+// once; a thread copies from (channel, pixel) on, stepping by those counts. Threads beyond
+// pixels x channels copy nothing.
+struct StagingLanes {
+  int pixels, channels, pixel, channel;
+  __device__ StagingLanes(int count, int threads) {
+    pixels = min(count, threads);
+    channels = threads / pixels;
+    pixel = int(threadIdx.x) % pixels;
+    channel = int(threadIdx.x) / pixels;
+    if (channel >= channels) pixel = count;  // no work
+  }
+};
+
 // partial[s][o][i][tap] = sum over split s's items (image b, rows y) and every x of
 // d_out[b][o][y][x] in[b][i][y+kh-1][x+kw-1] (in read through input_at: conv4 and conv5 take
 // the layer before's activations at half resolution and upsample them as they stage them), and partial[s][out_ch x in_ch x 9 + o] = the sum
@@ -384,6 +399,12 @@ __global__ void __launch_bounds__(kGradThreads)
   const int threads = blockDim.x, xw = w + 2;
   const size_t image_pixels = size_t(h) * w;
   const int items = batch * g.row_tiles;
+  // The staging work of an item, shared by all the block's threads: consecutive threads along
+  // a channel's pixels (coalesced), the rest of the block on other channels at the same time.
+  // (A thread per pixel looping over every channel left conv1's 32-pixel rows to one warp,
+  // waiting on 256 loads in turn while three warps stood at the barrier.)
+  const int d_pixels = g.rows * w, x_pixels = (g.rows + 2) * xw;
+  const StagingLanes d_lane(d_pixels, threads), x_lane(x_pixels, threads);
   const int first = int(long(items) * blockIdx.y / g.splits), last = int(long(items) * (blockIdx.y + 1) / g.splits);
 
   float sum[kGradOut][kGradIn][9], bias_sum[kGradOut];
@@ -401,19 +422,21 @@ __global__ void __launch_bounds__(kGradThreads)
     __syncthreads();  // the previous item's tiles have been read
     // d_out: the rows are contiguous in each channel; rows past the image are zero.
     const float* d_rows = d_out + (size_t(b) * out_ch + o0) * image_pixels + size_t(y0) * w;
-    for (int p = threadIdx.x; p < g.rows * w; p += threads) {
+    for (int p = d_lane.pixel; p < d_pixels; p += d_lane.pixels) {
       const bool inside = y0 + p / w < h;
-      for (int c = 0; c < block_out; ++c)
+#pragma unroll 4
+      for (int c = d_lane.channel; c < block_out; c += d_lane.channels)
         staged_d[c * g.d_pitch + p] = inside && o0 + c < out_ch ? d_rows[c * image_pixels + p] : 0.0f;
     }
     // The input rows with their halo, zero outside the image.
     const size_t in_pixels = input_pixels<kIn>(h, w);
     const float* image_in = in + (size_t(b) * in_ch + i0) * in_pixels;
-    for (int e = threadIdx.x; e < (g.rows + 2) * xw; e += threads) {
+    for (int e = x_lane.pixel; e < x_pixels; e += x_lane.pixels) {
       const int y = y0 - 1 + e / xw, x = e % xw - 1;
       const bool inside = y >= 0 && y < h && x >= 0 && x < w;
       const size_t at = inside ? input_at<kIn>(y, x, w) : 0;
-      for (int c = 0; c < block_in; ++c)
+#pragma unroll 2
+      for (int c = x_lane.channel; c < block_in; c += x_lane.channels)
         staged_in[c * g.x_plane + e] = inside && i0 + c < in_ch ? image_in[c * in_pixels + at] : 0.0f;
     }
     __syncthreads();
