@@ -172,6 +172,7 @@ class AeTrack final : public core::Track {
       initial_ = he_initialization(p_.model, p_.seed);
     }
     step_ = make_step(tunables);
+    if (const std::optional<Accuracy> chosen = step_->accuracy()) accuracy_ = *chosen;
     if (o_.record_images > p_.images())
       throw core::UsageError("--record-images " + std::to_string(o_.record_images) + ": the data set has only " +
                              std::to_string(p_.images()) + " images");

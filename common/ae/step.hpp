@@ -6,6 +6,7 @@
 // become a program `ae_NN_name`.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ class Step {
   virtual void reconstruct(int count, float* out) = 0;
   // Parameters the step chose itself; they go into the record's "params" beside the flags.
   virtual void describe(nlohmann::json& params) const { (void)params; }
+  // The accuracy class of the arithmetic this step was made with, where its flags choose it
+  // (05's --precision); step_info()'s class otherwise. Validation applies its thresholds.
+  virtual std::optional<Accuracy> accuracy() const { return std::nullopt; }
 };
 
 StepInfo step_info();

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -84,7 +85,16 @@ void add_core_options(CLI::App& app, CoreOptions& o) {
 
 void add_tunables(CLI::App& app, Tunables& tunables) {
   for (Tunable& t : tunables) {
-    if (t.integer)
+    if (!t.choices.empty())
+      app.add_option_function<std::string>(
+             "--" + t.name,
+             [&t](const std::string& word) {
+               t.value = double(std::find(t.choices.begin(), t.choices.end(), word) - t.choices.begin());
+             },
+             t.help)
+          ->check(CLI::IsMember(t.choices))
+          ->default_str(t.choices.at(size_t(t.value)));
+    else if (t.integer)
       app.add_option_function<long>("--" + t.name, [&t](const long& v) { t.value = double(v); }, t.help)
           ->check(CLI::Range(long(t.min), long(t.max)))
           ->default_str(std::to_string(long(t.value)));
@@ -106,7 +116,9 @@ double real_tunable(const Tunables& tunables, const std::string& name) { return 
 nlohmann::json tunables_json(const Tunables& tunables) {
   nlohmann::json j = nlohmann::json::object();
   for (const Tunable& t : tunables) {
-    if (t.integer)
+    if (!t.choices.empty())
+      j[t.name] = t.choices.at(size_t(t.value));
+    else if (t.integer)
       j[t.name] = long(t.value);
     else
       j[t.name] = t.value;

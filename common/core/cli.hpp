@@ -33,11 +33,14 @@ struct Tunable {
   double min, max;
   std::string help;
   bool integer = true;  // false: a real number (a fraction, a factor)
+  // A choice among named values: the flag takes one of these words, `value` is its index
+  // (min 0, max choices.size() - 1), and the record shows the word.
+  std::vector<std::string> choices = {};
 };
 using Tunables = std::vector<Tunable>;
 void add_tunables(CLI::App& app, Tunables& tunables);
 // The value of a declared tunable; throws std::logic_error if the step did not declare it.
-long tunable(const Tunables& t, const std::string& name);
+long tunable(const Tunables& t, const std::string& name);  // a choice's index
 double real_tunable(const Tunables& t, const std::string& name);
 // {name: value} for the results record; integers stay integers.
 nlohmann::json tunables_json(const Tunables& t);
