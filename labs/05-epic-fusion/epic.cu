@@ -236,20 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 class Fused final : public Step {
  public:
-  explicit Fused(long slices) : slices_(int(slices)) {
-    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
-    for (int k = 0; k < 2; ++k) {
-      CUDA_CHECK(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming));
-      CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[k], cudaEventDisableTiming));
-    }
-  }
-  ~Fused() override {
-    for (int k = 0; k < 2; ++k) {
-      cudaEventDestroy(copied_[k]);
-      cudaEventDestroy(consumed_[k]);
-    }
-    cudaStreamDestroy(copy_stream_);
-  }
+  explicit Fused(long slices) : slices_(int(slices)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
@@ -257,13 +244,7 @@ class Fused final : public Step {
                              std::to_string(in.image_size) + " is 05_cluster_128's)");
     in_ = in;
     s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
-    const size_t gulp_bytes = size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp;
-    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
-      pinned_.resize(gulp_bytes * in.gulps);
-      std::memcpy(pinned_.data(), in.voltages, gulp_bytes * in.gulps);
-      host_source_ = in.voltages;
-    }
-    for (auto& v : volts_) v.resize(gulp_bytes);
+    gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     image_.resize(in.image_values());
     autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands * in.pols > kMaxBytes)
@@ -311,28 +292,26 @@ class Fused final : public Step {
     const int samples = in_.samples_per_gulp, per_slice = (samples + slices_used_ - 1) / slices_used_;
     const dim3 grid(unsigned(in_.channels), unsigned((samples + per_slice - 1) / per_slice));
     CUDA_CHECK(cudaMemsetAsync(image_.data(), 0, image_.size() * sizeof(float)));  // 13 MB, once a run
-    copy_gulp(0);
+    gulps_.copy(0, timer_);
     for (int g = 0; g < in_.gulps; ++g) {
-      if (g + 1 < in_.gulps) copy_gulp(g + 1);  // overlaps this gulp's work
-      const int k = g % 2;
-      CUDA_CHECK(cudaStreamWaitEvent(nullptr, copied_[k], 0));
+      if (g + 1 < in_.gulps) gulps_.copy(g + 1, timer_);  // overlaps this gulp's work
+      const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (in_.pols > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
                                                     cell_entry_.data(), image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts_[k].data(), cell_start_.data(),
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
                                                     cell_entry_.data(), image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
         timer_.begin("autos");
-        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, 256), 256>>>(s_, samples, g == 0, volts_[k].data(),
-                                                                                  autos_.data());
+        accumulate_autos<<<blocks(size_t(in_.channels) * in_.stands, 256), 256>>>(s_, samples, g == 0, volts, autos_.data());
         CUDA_CHECK_LAUNCH();
         timer_.end();
       }
-      CUDA_CHECK(cudaEventRecord(consumed_[k]));  // buffer k may take gulp g + 2
+      gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
     timer_.begin("finish");
     const size_t nn = size_t(kN) * kN;
@@ -358,27 +337,11 @@ class Fused final : public Step {
   }
 
  private:
-  // 02's: gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read
-  // that buffer (gulp g - 2) have run.
-  void copy_gulp(int g) {
-    const int k = g % 2;
-    const size_t bytes = volts_[k].size();
-    timer_.begin("copy", copy_stream_);
-    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, consumed_[k], 0));
-    CUDA_CHECK(cudaMemcpyAsync(volts_[k].data(), pinned_.data() + size_t(g) * bytes, bytes, cudaMemcpyHostToDevice, copy_stream_));
-    CUDA_CHECK(cudaEventRecord(copied_[k], copy_stream_));
-    timer_.end();
-  }
-
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
-  cudaStream_t copy_stream_{};
-  cudaEvent_t copied_[2]{}, consumed_[2]{};
-  const uint8_t* host_source_ = nullptr;
-  core::PinnedArray<uint8_t> pinned_;
-  core::DeviceArray<uint8_t> volts_[2];
+  GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> cell_start_;
   core::DeviceArray<int2> cell_entry_;
