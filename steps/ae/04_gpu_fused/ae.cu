@@ -365,10 +365,14 @@ GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared
   return g;
 }
 
-// How a block's threads share the copying of channels x pixels into shared memory: `pixels`
-// threads side by side along a channel (a warp's loads coalesced), `channels` such groups at
-// once; a thread copies from (channel, pixel) on, stepping by those counts. Threads beyond
-// pixels x channels copy nothing.
+// Copies `planes` channels of `count` values each from global to shared memory: value q of
+// channel c from src[c * src_plane + at(q)] (zero where at(q) is outside, or c >= valid) to
+// dst[c * dst_plane + q]. The block's threads are shared out as `pixels` side by side along a
+// channel (a warp's loads coalesced) and `channels` such groups on other channels at once.
+// Each thread issues its loads kBatch at a time before storing any: the copy waits on memory
+// latency, and only loads in flight together overlap it. (A thread per pixel looping over every
+// channel left conv1's 32-pixel rows to one warp, one load after another, while three warps
+// waited at the barrier.)
 struct StagingLanes {
   int pixels, channels, pixel, channel;
   __device__ StagingLanes(int count, int threads) {
@@ -379,6 +383,27 @@ struct StagingLanes {
     if (channel >= channels) pixel = count;  // no work
   }
 };
+constexpr int kBatch = 8;  // loads in flight per thread
+template <class At>
+__device__ __forceinline__ void stage_planes(const StagingLanes& lane, int count, int planes, int valid, const float* src,
+                                             size_t src_plane, float* dst, int dst_plane, At at) {
+  for (int q = lane.pixel; q < count; q += lane.pixels) {
+    const long offset = at(q);  // negative: outside the image
+    for (int c0 = lane.channel; c0 < planes; c0 += kBatch * lane.channels) {
+      float v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int c = c0 + u * lane.channels;
+        v[u] = offset >= 0 && c < valid ? src[c * src_plane + offset] : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int c = c0 + u * lane.channels;
+        if (c < planes) dst[c * dst_plane + q] = v[u];
+      }
+    }
+  }
+}
 
 // partial[s][o][i][tap] = sum over split s's items (image b, rows y) and every x of
 // d_out[b][o][y][x] in[b][i][y+kh-1][x+kw-1] (in read through input_at: conv4 and conv5 take
@@ -399,10 +424,7 @@ __global__ void __launch_bounds__(kGradThreads)
   const int threads = blockDim.x, xw = w + 2;
   const size_t image_pixels = size_t(h) * w;
   const int items = batch * g.row_tiles;
-  // The staging work of an item, shared by all the block's threads: consecutive threads along
-  // a channel's pixels (coalesced), the rest of the block on other channels at the same time.
-  // (A thread per pixel looping over every channel left conv1's 32-pixel rows to one warp,
-  // waiting on 256 loads in turn while three warps stood at the barrier.)
+  // The staging of an item, shared by all the block's threads (stage_planes).
   const int d_pixels = g.rows * w, x_pixels = (g.rows + 2) * xw;
   const StagingLanes d_lane(d_pixels, threads), x_lane(x_pixels, threads);
   const int first = int(long(items) * blockIdx.y / g.splits), last = int(long(items) * (blockIdx.y + 1) / g.splits);
@@ -422,23 +444,15 @@ __global__ void __launch_bounds__(kGradThreads)
     __syncthreads();  // the previous item's tiles have been read
     // d_out: the rows are contiguous in each channel; rows past the image are zero.
     const float* d_rows = d_out + (size_t(b) * out_ch + o0) * image_pixels + size_t(y0) * w;
-    for (int p = d_lane.pixel; p < d_pixels; p += d_lane.pixels) {
-      const bool inside = y0 + p / w < h;
-#pragma unroll 4
-      for (int c = d_lane.channel; c < block_out; c += d_lane.channels)
-        staged_d[c * g.d_pitch + p] = inside && o0 + c < out_ch ? d_rows[c * image_pixels + p] : 0.0f;
-    }
+    stage_planes(d_lane, d_pixels, block_out, out_ch - o0, d_rows, image_pixels, staged_d, g.d_pitch,
+                 [&](int p) { return y0 + p / w < h ? long(p) : -1L; });
     // The input rows with their halo, zero outside the image.
     const size_t in_pixels = input_pixels<kIn>(h, w);
     const float* image_in = in + (size_t(b) * in_ch + i0) * in_pixels;
-    for (int e = x_lane.pixel; e < x_pixels; e += x_lane.pixels) {
+    stage_planes(x_lane, x_pixels, block_in, in_ch - i0, image_in, in_pixels, staged_in, g.x_plane, [&](int e) {
       const int y = y0 - 1 + e / xw, x = e % xw - 1;
-      const bool inside = y >= 0 && y < h && x >= 0 && x < w;
-      const size_t at = inside ? input_at<kIn>(y, x, w) : 0;
-#pragma unroll 2
-      for (int c = x_lane.channel; c < block_in; c += x_lane.channels)
-        staged_in[c * g.x_plane + e] = inside && i0 + c < in_ch ? image_in[c * in_pixels + at] : 0.0f;
-    }
+      return y >= 0 && y < h && x >= 0 && x < w ? long(input_at<kIn>(y, x, w)) : -1L;
+    });
     __syncthreads();
     for (int r = 0; r < g.rows; ++r) {
       float window[kGradIn][3][3];  // [channel][kh][kw]: input (y + kh - 1, x + kw - 1) for output pixel (y, x)
