@@ -22,7 +22,7 @@ Thresholds thresholds(Accuracy a) {
   switch (a) {
     case Accuracy::fp32: return {1e-4, 1e-4, 1e-2};
     case Accuracy::tf32: return {5e-3, 5e-2, 5e-2};
-    case Accuracy::bf16: return {2e-2, 1.5e-1, 1.5e-1};
+    case Accuracy::bf16: return {2e-2, 1e-1, 1e-1};
   }
   return {};
 }

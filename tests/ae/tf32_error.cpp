@@ -1,5 +1,6 @@
-// How large an error TF32 operand rounding alone makes in a training step's loss and gradients:
-// the study behind the tf32 accuracy class (steps/ae/README.md, "Validation").
+// How large an error TF32 (or, with --precision bf16, BF16) operand rounding alone makes in a
+// training step's loss and gradients: the study behind the tf32 and bf16 accuracy classes
+// (steps/ae/README.md, "Validation").
 //
 // For each seed it follows validation's two check steps (validate() in common/ae/validation.cpp:
 // He weights from the seed, the seed's synthetic images, minibatches of 4: images 0-3, then
@@ -39,18 +40,22 @@ namespace {
 
 using namespace ae;
 
-int g_mantissa_bits = 10;  // TF32 keeps 10 of float's 23; --bits asks for another width
+int g_mantissa_bits = 10;  // TF32 keeps 10 of float's 23, BF16 7; --bits asks for another width
+bool g_ties_even = false;  // TF32's cvt.rna rounds ties away from zero, BF16's cvt.rn to even
+Accuracy g_class = Accuracy::tf32;  // whose class the summary line prints
 
-// Round to nearest, ties away from zero, keeping g_mantissa_bits of the float's mantissa:
-// adding half of the last kept bit's unit to the magnitude bits carries into the kept bits
-// exactly when the dropped part is at least half (cvt.rna.tf32.f32 for 10 bits).
+// Round to nearest keeping g_mantissa_bits of the float's mantissa: adding just under half of
+// the last kept bit's unit to the magnitude bits, plus one where a tie goes up, carries into
+// the kept bits exactly when the value rounds up (cvt.rna.tf32.f32 for 10 bits, ties away;
+// cvt.rn.bf16x2.f32 for 7, ties to even, which goes up only from an odd last kept bit).
 double round_operand(double v) {
   const float f = float(v);
   if (g_mantissa_bits >= 23 || !std::isfinite(f)) return f;
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   const int drop = 23 - g_mantissa_bits;
-  bits = (bits + (1u << (drop - 1))) & ~((1u << drop) - 1u);
+  const uint32_t tie_up = g_ties_even ? (bits >> drop) & 1u : 1u;
+  bits = (bits + (1u << (drop - 1)) - 1u + tie_up) & ~((1u << drop) - 1u);
   float r;
   std::memcpy(&r, &bits, sizeof r);
   return r;
@@ -71,8 +76,18 @@ bool rounding_is_right() {
                   round_operand(2 - u / 2) == 2 &&                  // carry into the exponent
                   round_operand(0.1) == 0.0999755859375 &&          // 0x3dcccccd -> 0x3dccc000
                   round_operand(0) == 0;
+  // Ties to even at 7 bits (unit 2^-7 at 1): a tie from an even last bit stays, from an odd one goes up.
+  g_mantissa_bits = 7;
+  g_ties_even = true;
+  const double b = std::ldexp(1.0, -7);
+  const bool even_ok = round_operand(1 + b / 2) == 1 &&                // a tie at an even last bit: stays
+                       round_operand(1 + b + b / 2) == 1 + 2 * b &&    // a tie at an odd one: up to even
+                       round_operand(-(1 + b + b / 2)) == -(1 + 2 * b) &&
+                       round_operand(1 + b / 2 + f) == 1 + b &&        // just above the tie: up
+                       round_operand(0.1) == 0.10009765625;            // 0x3dcccccd -> 0x3dcd0000
+  g_ties_even = false;
   g_mantissa_bits = saved;
-  return ok;
+  return ok && even_ok;
 }
 
 double relative_l2(const std::vector<double>& ref, const std::vector<double>& test, const Tensor& t) {
@@ -146,8 +161,8 @@ void study(const Options& o) {
   rounding.store = round_store;
 
   printf("# %s preset, model %s, %d images per check step, lr %g, momentum %g, operands rounded to %d mantissa bits "
-         "(round to nearest, ties away)%s\n",
-         o.size.c_str(), m.describe().c_str(), n, o.lr, o.momentum, g_mantissa_bits,
+         "(round to nearest, ties %s)%s\n",
+         o.size.c_str(), m.describe().c_str(), n, o.lr, o.momentum, g_mantissa_bits, g_ties_even ? "to even" : "away",
          o.kink_tolerance > 0 ? (", kinks followed below a margin of " + std::to_string(o.kink_tolerance) +
                                  " (the " + std::to_string(o.max_kinks) + " closest)").c_str()
                               : "");
@@ -242,8 +257,9 @@ void study(const Options& o) {
          weakest_bug);
   if (o.kink_tolerance > 0) printf(", gradient after following kinks %.3g", worst_after);
   // The class these measurements set (validation.cpp), for the test that checks it against them.
-  const Thresholds tf32 = thresholds(Accuracy::tf32);
-  printf("; tf32 class: loss %.3g, gradient %.3g, update %.3g\n", tf32.loss, tf32.gradient, tf32.update);
+  const Thresholds bounds = thresholds(g_class);
+  printf("; %s class: loss %.3g, gradient %.3g, update %.3g\n", accuracy_name(g_class), bounds.loss, bounds.gradient,
+         bounds.update);
 }
 
 }  // namespace
@@ -264,7 +280,13 @@ int main(int argc, char** argv) {
   app.add_option("--last-seed", o.last_seed, "Last seed")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--lr", o.lr, "SGD learning rate")->check(core::FiniteRange(1e-12, 100.0))->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(core::FiniteRange(0.0, 0.999))->capture_default_str();
-  app.add_option("--bits", g_mantissa_bits, "Mantissa bits each operand keeps (TF32: 10; 23: float, no operand rounding)")
+  std::string precision = "tf32";
+  app.add_option("--precision", precision,
+                 "The arithmetic to emulate: tf32 (10 bits, ties away from zero) or bf16 (7 bits, ties to even); "
+                 "its class is the one the summary compares")
+      ->check(CLI::IsMember({"tf32", "bf16"}))
+      ->capture_default_str();
+  CLI::Option* bits = app.add_option("--bits", g_mantissa_bits, "Mantissa bits each operand keeps (TF32: 10; 23: float, no operand rounding)")
       ->check(CLI::Range(1, 23))
       ->capture_default_str();
   app.add_option("--kink-tolerance", o.kink_tolerance,
@@ -275,6 +297,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-kinks", o.max_kinks, "Kinks examined, the closest first")->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   if (const auto code = core::parse_command_line(app, argc, argv)) return *code;
+  if (precision == "bf16") {
+    g_class = Accuracy::bf16;
+    g_ties_even = true;
+    if (bits->count() == 0) g_mantissa_bits = 7;
+  }
   if (o.last_seed < o.first_seed) {
     fprintf(stderr, "tf32_error: --last-seed %d is before --first-seed %d\n", o.last_seed, o.first_seed);
     return 2;
