@@ -9,10 +9,13 @@
 //
 // where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel
 // (zero outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to
-// 10-bit mantissas, products summed in float), from shared-memory tiles that cp.async fills
-// a few steps ahead. The weight gradient's pixel sum is split over blocks that write partial
-// sums; a second kernel adds them in a fixed order and writes the reference layout, so the
-// result is the same bit for bit from run to run (as in 03). Bias and ReLU are applied where
+// 10-bit mantissas, products summed in float), or with --precision bf16 as mma.sync.m16n8k16 in
+// BF16 (operands rounded to 7-bit mantissas, products summed in float), from shared-memory
+// tiles that cp.async fills a few steps ahead. Either way activations, gradients and master
+// weights stay float in memory: the option is the precision of the tensor cores' operands.
+// The weight gradient's pixel sum is split over blocks that write partial sums; a second
+// kernel adds them in a fixed order and writes the reference layout, so the result is the
+// same bit for bit from run to run (as in 03). Bias and ReLU are applied where
 // the forward product is stored; the ReLU's mask is applied where pooling and upsampling pass
 // the gradient back.
 //
@@ -20,6 +23,7 @@
 // image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cuda_check.cuh"
@@ -42,7 +46,7 @@ __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / 
 // Channels as stored: a multiple of 4, so that 4 channels of a pixel are one 16-byte copy.
 int padded(int channels) { return ceil_div(channels, 4) * 4; }
 
-// ---- The four PTX instructions this step is built on ----
+// ---- The PTX instructions this step is built on ----
 
 // Copies 16 bytes from global to shared memory without passing through registers; with
 // `valid` false it writes 16 zero bytes and reads nothing (the padding of the convolution).
@@ -78,6 +82,36 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// Rounds to bfloat16 (float's exponent, 7 stored mantissa bits) to nearest, ties to even, and
+// returns the result as a float (its low 16 bits zero).
+__device__ __forceinline__ float round_bf16(float x) {
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+  return __uint_as_float(uint32_t(r) << 16);
+}
+// Two floats rounded to bfloat16 (to nearest, ties to even) in one register, `lo` in the low
+// half: the fragment element of the lower k. (cvt.rn.bf16x2.f32 d, a, b puts a in the UPPER half.)
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// The same for two floats already rounded to bfloat16: their upper halves, moved (no rounding).
+__device__ __forceinline__ uint32_t pack_rounded(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
+}
+// d += a b as mma_tf32, in BF16 and with k = 16: a 16x16 tile of a, a 16x8 tile of b, two
+// bfloat16 values per register, the lower k in the low half:
+//   a[0] = A[g][2t, 2t + 1], a[1] = A[g + 8][2t, 2t + 1], a[2] = A[g][2t + 8, 2t + 9], a[3] = A[g + 8][2t + 8, 2t + 9]
+//   b[0] = B[2t, 2t + 1][g], b[1] = B[2t + 8, 2t + 9][g]
+//   d as for mma_tf32
+// (PTX ISA, "Matrix Fragments for mma.m16n8k16", .bf16).
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 
 // ---- Tiles ----
 
@@ -102,13 +136,103 @@ using SmallTile = Tile<64, 64, 32, 32, 3>;
 // padded to 4), where a wider tile would compute mostly zeros.
 using NarrowTile = Tile<128, 8, 32, 8, 3>;
 
-constexpr int kK = 32;      // the k extent of a staged tile: 8 mma steps between barriers
+constexpr int kK = 32;      // the k extent of a staged tile: 4 TF32 or 2 BF16 mma steps between barriers
 constexpr int kStages = 3;  // tiles in flight: the copy of tile k + 2 overlaps the products of tile k
 // Padding of the staged rows, so that the fragment reads of a warp hit 32 different banks:
 // a k-contiguous row of kK + 4 floats puts A[g][t] at bank 4g + t; a row along m or n of
 // (length = 8 mod 32) floats puts A[t][g] at bank 8t + g.
 constexpr int kPitchK = kK + 4;
 constexpr int pitch_mn(int n) { return n + (8 - n % 32 + 32) % 32; }
+
+// ---- The operands' precision (--precision): one mma step and its fragments ----
+
+// Mma<O>::mma multiplies kStepK values of k, and the other functions read a warp's fragments
+// for it from the staged tiles. conv_gemm stages both operands with k contiguous in rows of
+// kPitchK floats: lane (g, t) reads row g from k = row_k(t) + row_step(kk) of the tile for the
+// step at kk (`at`). weight_gemm stages them with k along rows of `pitch` floats: the lane
+// reads column g from k row t + kk (`at`). The order of k inside a product is free as long as
+// A and B agree, and BF16 uses that freedom: its lanes read other k than the fragment layout
+// names, the same ones in A and B, so that their shared-memory reads are wide and free of bank
+// conflicts.
+enum class Operands { tf32, bf16 };
+template <Operands O>
+struct Mma;
+
+template <>
+struct Mma<Operands::tf32> {
+  static constexpr int kStepK = 8;
+  __device__ static float round(float x) { return __uint_as_float(to_tf32(x)); }
+  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_tf32(d, a, b); }
+  // k = kk + t and kk + t + 4 as the layout names them: row g at bank 4g + t (the pitch of
+  // 36), 32 different banks.
+  __device__ static int row_k(int t) { return t; }
+  __device__ static int row_step(int kk) { return kk; }
+  __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
+    a[0] = to_tf32(at[0]);
+    a[1] = to_tf32(at[8 * kPitchK]);
+    a[2] = to_tf32(at[4]);
+    a[3] = to_tf32(at[8 * kPitchK + 4]);
+  }
+  __device__ static void rows_b_rounded(uint32_t (&b)[2], const float* at) {
+    b[0] = __float_as_uint(at[0]);  // weights are stored rounded
+    b[1] = __float_as_uint(at[4]);
+  }
+  // k rows kk + t and kk + t + 4: column g at bank 8t + g (pitch_mn), 32 different banks.
+  __device__ static void columns_a(uint32_t (&a)[4], const float* at, int pitch) {
+    a[0] = to_tf32(at[0]);
+    a[1] = to_tf32(at[8]);
+    a[2] = to_tf32(at[4 * pitch]);
+    a[3] = to_tf32(at[4 * pitch + 8]);
+  }
+  __device__ static void columns_b(uint32_t (&b)[2], const float* at, int pitch) {
+    b[0] = to_tf32(at[0]);
+    b[1] = to_tf32(at[4 * pitch]);
+  }
+};
+
+template <>
+struct Mma<Operands::bf16> {
+  static constexpr int kStepK = 16;
+  __device__ static float round(float x) { return round_bf16(x); }
+  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_bf16(d, a, b); }
+  // The lane's k pairs (2t, 2t + 1) and (2t + 8, 2t + 9) of step h = kk / 16 are read from
+  // k = 8t + 4h + (0, 1) and 8t + 4h + (2, 3): four contiguous floats of a row, one 16-byte
+  // load, and over t and h each of the tile's 32 k once. A 16-byte load is served a quarter
+  // warp at a time, rows g and g + 1 of t = 0..3: at the pitch of 36 floats row g + 1 starts 4
+  // banks after row g, so the two fill each other's gaps (banks 8t + 4h + 0..3 and
+  // 8t + 4h + 4..7): 32 different banks. Pairs read where the layout names them (k = 2t,
+  // 2t + 1, one 8-byte load) would conflict 2-way at this pitch (rows g and g + 1 share 4
+  // banks), and a pitch free of that (40) would not leave room for two 128 x 128 blocks per SM.
+  __device__ static int row_k(int t) { return 8 * t; }
+  __device__ static int row_step(int kk) { return kk / 4; }
+  __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
+    const float4 upper = *reinterpret_cast<const float4*>(at);                // row g
+    const float4 lower = *reinterpret_cast<const float4*>(at + 8 * kPitchK);  // row g + 8
+    a[0] = pack_bf16(upper.x, upper.y);
+    a[1] = pack_bf16(lower.x, lower.y);
+    a[2] = pack_bf16(upper.z, upper.w);
+    a[3] = pack_bf16(lower.z, lower.w);
+  }
+  __device__ static void rows_b_rounded(uint32_t (&b)[2], const float* at) {
+    const float4 v = *reinterpret_cast<const float4*>(at);
+    b[0] = pack_rounded(v.x, v.y);  // weights are stored rounded
+    b[1] = pack_rounded(v.z, v.w);
+  }
+  // Here each value is a load of its own (k runs along the rows): the pairs are read from k
+  // rows kk + t + (0, 4) and kk + t + (8, 12), so that as for TF32 the lanes t = 0..3 read rows
+  // 8 banks apart, 32 different banks (pitch_mn). Rows 2t and 2t + 1, as the layout names them,
+  // would put lanes t and t + 2 on the same banks.
+  __device__ static void columns_a(uint32_t (&a)[4], const float* at, int pitch) {
+    a[0] = pack_bf16(at[0], at[4 * pitch]);
+    a[1] = pack_bf16(at[8], at[4 * pitch + 8]);
+    a[2] = pack_bf16(at[8 * pitch], at[12 * pitch]);
+    a[3] = pack_bf16(at[8 * pitch + 8], at[12 * pitch + 8]);
+  }
+  __device__ static void columns_b(uint32_t (&b)[2], const float* at, int pitch) {
+    b[0] = pack_bf16(at[0], at[4 * pitch]);
+    b[1] = pack_bf16(at[8 * pitch], at[12 * pitch]);
+  }
+};
 
 template <class T>
 constexpr size_t conv_shared_bytes() {
@@ -132,13 +256,14 @@ struct ConvShape {
 // out[m][n] = relu(bias[n] + sum over k < 9 in_ch of in(m, k) weight[n][k]), m = (image, y, x)
 // the output pixel, k = tap x in_ch + c, tap = kh x 3 + kw, in(m, k) = in[image][y + kh - 1]
 // [x + kw - 1][c] or 0 outside the image. `weight` is [out_ch][9][in_ch], already rounded to
-// TF32 (arrange_weights). Grid: x = tiles of pixels, y = tiles of output channels.
+// the operands' precision O (arrange_weights). Grid: x = tiles of pixels, y = tiles of output
+// channels.
 //
 // Staging: a tile's kK values of k for one pixel are kK / 4 groups of 4 channels of one tap,
 // each one cp.async of 16 contiguous bytes from the pixel's neighbour (or zeros). A thread
 // always copies the same column group (its k offset) for the same rows (its pixels): it finds
 // its pixels once, and per tile only the tap and channel of its column.
-template <class T>
+template <class T, Operands O>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_gemm(ConvShape s, const float* __restrict__ in, const float* __restrict__ weight,
               const float* __restrict__ bias, float* __restrict__ out) {
@@ -210,29 +335,34 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     cp_async_commit();
 
     const int stage = tile % kStages;
-    const float* a = staged_a + (stage * T::kM + warp_m + g) * kPitchK + t;
-    const float* b = staged_b + (stage * T::kN + warp_n + g) * kPitchK + t;
+    const float* a = staged_a + (stage * T::kM + warp_m + g) * kPitchK + Mma<O>::row_k(t);
+    const float* b = staged_b + (stage * T::kN + warp_n + g) * kPitchK + Mma<O>::row_k(t);
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += 8) {
+    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
+      if constexpr (O == Operands::tf32) {
 #pragma unroll
-      for (int i = 0; i < T::kFragsM; ++i) {
-        const float* at = a + i * 16 * kPitchK + kk;
-        fa[i][0] = to_tf32(at[0]);
-        fa[i][1] = to_tf32(at[8 * kPitchK]);
-        fa[i][2] = to_tf32(at[4]);
-        fa[i][3] = to_tf32(at[8 * kPitchK + 4]);
+        for (int i = 0; i < T::kFragsM; ++i) Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
+#pragma unroll
+        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
+#pragma unroll
+        for (int i = 0; i < T::kFragsM; ++i)
+#pragma unroll
+          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
+      } else {
+        // BF16's A fragments arrive as 16-byte loads, twice the registers of the fragment until
+        // they are packed: B first, then each A fragment just before its products, so that the
+        // 128 x 128 tile's sums and fragments fit 128 registers without spilling (in TF32's
+        // order ptxas spills 12 bytes).
+#pragma unroll
+        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
+#pragma unroll
+        for (int i = 0; i < T::kFragsM; ++i) {
+          Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
+#pragma unroll
+          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
+        }
       }
-#pragma unroll
-      for (int j = 0; j < T::kFragsN; ++j) {
-        const float* at = b + j * 8 * kPitchK + kk;
-        fb[j][0] = __float_as_uint(at[0]);  // weights are stored rounded
-        fb[j][1] = __float_as_uint(at[4]);
-      }
-#pragma unroll
-      for (int i = 0; i < T::kFragsM; ++i)
-#pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) mma_tf32(sum[i][j], fa[i], fb[j]);
     }
   }
   cp_async_wait<0>();  // nothing may be in flight when the block ends (only empty groups are)
@@ -272,7 +402,7 @@ struct WeightShape {
 // transposed (A[t][g]), which the row pitch (pitch_mn) keeps free of bank conflicts.
 // Grid: x = tiles of m, y = tiles of n, z = splits. The blocks of the first m tile also sum
 // the staged d_out columns for the bias (in float, outside the tensor cores).
-template <class T>
+template <class T, Operands O>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     weight_gemm(WeightShape s, const float* __restrict__ in, const float* __restrict__ d_out,
                 float* __restrict__ partial) {
@@ -353,26 +483,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const float* a = staged_a + (stage * kK + t) * kPitchA + warp_m + g;
     const float* b = staged_b + (stage * kK + t) * kPitchB + warp_n + g;
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += 8) {
+    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
 #pragma unroll
-      for (int i = 0; i < T::kFragsM; ++i) {
-        const float* at = a + kk * kPitchA + i * 16;
-        fa[i][0] = to_tf32(at[0]);
-        fa[i][1] = to_tf32(at[8]);
-        fa[i][2] = to_tf32(at[4 * kPitchA]);
-        fa[i][3] = to_tf32(at[4 * kPitchA + 8]);
-      }
+      for (int i = 0; i < T::kFragsM; ++i) Mma<O>::columns_a(fa[i], a + kk * kPitchA + i * 16, kPitchA);
 #pragma unroll
-      for (int j = 0; j < T::kFragsN; ++j) {
-        const float* at = b + kk * kPitchB + j * 8;
-        fb[j][0] = to_tf32(at[0]);
-        fb[j][1] = to_tf32(at[4 * kPitchB]);
-      }
+      for (int j = 0; j < T::kFragsN; ++j) Mma<O>::columns_b(fb[j], b + kk * kPitchB + j * 8, kPitchB);
 #pragma unroll
       for (int i = 0; i < T::kFragsM; ++i)
 #pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) mma_tf32(sum[i][j], fa[i], fb[j]);
+        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
     }
     if (sums_bias) {
       const float* column = staged_b + stage * kK * kPitchB + tid;
@@ -420,9 +540,9 @@ __global__ void gather_weight_gradient(int in, int out, int in_ch, int out_ch, i
   if (c < in) gradient[(size_t(o) * in + c) * 9 + tap] = total;
 }
 
-// The weights of one layer in the two orders the products read, rounded to TF32 once here
-// rather than in every block: forward[o][tap][c] (k = tap x in_ch + c contiguous per output
-// channel), and for the input gradient backward[c][8 - tap][o] (the gradient of a 3x3
+// The weights of one layer in the two orders the products read, rounded to the operands'
+// precision O (TF32 or BF16) once here rather than in every block: forward[o][tap][c]
+// (k = tap x in_ch + c contiguous per output channel), and for the input gradient backward[c][8 - tap][o] (the gradient of a 3x3
 // convolution with respect to its input is the convolution of d_out with the mirrored kernel,
 // in and out channels swapped). Padding entries are never written: zero since load().
 struct LayerWeights {
@@ -436,12 +556,13 @@ struct AllWeights {
 };
 
 // One launch for every layer: blockIdx.y is the layer.
+template <Operands O>
 __global__ void arrange_weights(AllWeights all) {
   const LayerWeights& l = all.layer[blockIdx.y];
   const size_t idx = global_index();
   if (idx >= size_t(l.out) * l.in * 9) return;
   const int tap = int(idx % 9), c = int(idx / 9 % l.in), o = int(idx / (9 * size_t(l.in)));
-  const float v = __uint_as_float(to_tf32(l.params[idx]));
+  const float v = Mma<O>::round(l.params[idx]);
   l.forward[(size_t(o) * 9 + tap) * l.in_ch + c] = v;
   l.backward[(size_t(c) * 9 + 8 - tap) * l.out_ch + o] = v;
 }
@@ -589,9 +710,13 @@ enum TileChoice { kTilesAuto = 0, kTilesSmall = 1, kTilesBig = 2 };
 enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
+// O: the tensor cores' operands (--precision); everything else is the same for both.
+template <Operands O>
 class TensorCores final : public Step {
  public:
   TensorCores(int threads, int tiles) : threads_(threads), tiles_(tiles) {}
+
+  std::optional<Accuracy> accuracy() const override { return O == Operands::bf16 ? Accuracy::bf16 : Accuracy::tf32; }
 
   void load(const Problem& p, const std::vector<float>& initial, int batch) override {
     p_ = &p;
@@ -719,12 +844,12 @@ class TensorCores final : public Step {
     const auto allow = [](const void* kernel, size_t bytes) {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     };
-    allow(reinterpret_cast<const void*>(conv_gemm<BigTile>), conv_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile>), conv_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile>), conv_shared_bytes<NarrowTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<BigTile>), weight_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile>), weight_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile>), weight_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<BigTile, O>), conv_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile, O>), conv_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile, O>), conv_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<BigTile, O>), weight_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile, O>), weight_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile, O>), weight_shared_bytes<NarrowTile>());
     configured_ = true;
   }
 
@@ -754,7 +879,7 @@ class TensorCores final : public Step {
   template <class T>
   void launch_conv(int M, const ConvShape& s, const float* in, const float* weight, const float* bias, float* out) {
     const dim3 grid(unsigned(ceil_div(M, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)));
-    launch_grid(conv_gemm<T>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
+    launch_grid(conv_gemm<T, O>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
   }
 
   // The weight gradient of layer l: (9 in) x out. Big tiles where both sides fill them; the
@@ -797,7 +922,7 @@ class TensorCores final : public Step {
   template <class T>
   void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
     const dim3 grid(unsigned(ceil_div(9 * s.in_ch, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)), unsigned(s.splits));
-    launch_grid(weight_gemm<T>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
+    launch_grid(weight_gemm<T, O>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
   }
 
   void conv(int l, int n, const float* in, float* out, bool relu) {
@@ -824,7 +949,7 @@ class TensorCores final : public Step {
                       forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
       most = std::max(most, L_[l].weight_count());
     }
-    launch_grid(arrange_weights, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
+    launch_grid(arrange_weights<O>, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
     conv(0, n, x, a1_.data(), true);
     pool(0, n, a1_.data(), p1_.data());
     conv(1, n, p1_.data(), a2_.data(), true);
@@ -898,18 +1023,25 @@ class TensorCores final : public Step {
 }  // namespace
 
 StepInfo step_info() {
-  return {"05_tensor_cores", "GPU: implicit-GEMM convolutions on tensor cores (TF32 mma.sync, NHWC, cp.async)", true,
-          Accuracy::tf32,
+  return {"05_tensor_cores", "GPU: implicit-GEMM convolutions on tensor cores (TF32 or BF16 mma.sync, NHWC, cp.async)",
+          true,
+          Accuracy::tf32,  // with --precision bf16: Accuracy::bf16 (TensorCores::accuracy)
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"},
-           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"}}};
+           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"},
+           {"precision", 0, 0, 1,
+            "Tensor-core operands: tf32 (10-bit mantissas) or bf16 (7-bit; float master weights and sums)", true,
+            {"tf32", "bf16"}}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
   const long threads = core::tunable(tunables, "threads");
   if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
     throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
-  return std::make_unique<TensorCores>(int(threads), int(core::tunable(tunables, "tiles")));
+  const int tiles = int(core::tunable(tunables, "tiles"));
+  if (core::tunable(tunables, "precision") == 1)
+    return std::make_unique<TensorCores<Operands::bf16>>(int(threads), tiles);
+  return std::make_unique<TensorCores<Operands::tf32>>(int(threads), tiles);
 }
 
 }  // namespace ae
