@@ -418,13 +418,14 @@ class Writer {
     md_ << "### " << heading << "\n\n";
     md_ << "Rows: " << sources_line(l.rows) << ".\n\n";
 
-    bool any_rel = false, any_psnr = false, any_p = false, any_title = false;
+    bool any_rel = false, any_psnr = false, any_p = false, any_title = false, any_memory = false;
     std::set<std::string> digests;
     for (const Record* r : l.rows) {
       any_rel |= number_at(r->data, "validation.rel_l2").has_value();
       any_psnr |= number_at(r->data, "validation.psnr_db").has_value();
       any_p |= number_at(r->data, "validation.chi2.p_value").has_value();
       any_title |= !title_of(*r).empty();
+      any_memory |= number_at(r->data, "memory.peak_bytes").has_value();
       if (auto d = text_at(r->data, "problem.digest")) digests.insert(*d);
     }
     const std::string unit = first.unit();
@@ -435,12 +436,17 @@ class Writer {
     if (any_rel) head.push_back("rel. L2 error");
     if (any_psnr) head.push_back("PSNR (dB)");
     if (any_p) head.push_back("p-value");
+    if (any_memory) head.push_back("peak memory (MiB)");
     md_ << table_row(head) << table_rule(head.size(), any_title ? 2 : 1);
 
+    // A row's step speedup is over the previous step's first row (its finest precision), so that
+    // a step's second precision is compared with the step before it, not with its sibling.
     const Record* previous = nullptr;
+    const Record* step_first = nullptr;
     std::vector<Bar> bars;
     for (const Record* r : l.rows) {
       const bool ladder_step = numbered(r->step());
+      if (ladder_step && (!step_first || step_first->step() != r->step())) previous = step_first, step_first = r;
       std::vector<std::string> row = {"`" + r->row_name() + "`"};
       if (any_title) row.push_back(title_of(*r));
       const double cumulative = speedup(first, *r);
@@ -455,11 +461,18 @@ class Writer {
         const auto pv = number_at(r->data, "validation.chi2.p_value");
         row.push_back(pv ? printf_string("%.3g", *pv) : "n/a");
       }
+      if (any_memory) {
+        const auto bytes = number_at(r->data, "memory.peak_bytes");
+        row.push_back(bytes ? printf_string("%.0f", *bytes / (1 << 20)) : r->gpu() ? "not recorded" : "-");
+      }
       md_ << table_row(row);
-      if (ladder_step) previous = r;
       bars.push_back({r->row_name(), cumulative, r->gpu()});
     }
     md_ << "\n";
+    if (any_memory)
+      md_ << "Peak memory: a step's own device arrays (`core::DeviceArray`), the most held at once during the timed "
+             "runs; a peer's, PyTorch's `max_memory_allocated` (the tensors of its caching allocator). Neither counts "
+             "the CUDA context or what libraries allocate for themselves.\n\n";
     sampled_validation_note(l.rows);
     if (digests.size() > 1)
       md_ << "Warning: the rows of this table ran on " << digests.size()

@@ -65,9 +65,20 @@ void keep_newest(std::map<std::string, const Record*>& newest, const std::string
   if (!inserted && r.newer_than(*it->second)) it->second = &r;
 }
 
+// Rows of one step in several precisions (ae 05's --precision, a peer's modes): the finer first.
+const std::vector<std::string> kPrecisionOrder = {"fp64", "fp32", "tf32", "tf32_cl", "bf16", "fp16", "half"};
+
+std::string row_precision(const Record& r) {
+  if (auto p = text_at(r.data, "params.precision")) return *p;
+  return text_at(r.data, "params.mode").value_or("");
+}
+
 bool row_before(const Record* a, const Record* b) {
   const bool na = numbered(a->step()), nb = numbered(b->step());
   if (na != nb) return na;
+  if (a->step() != b->step()) return a->step() < b->step();
+  const int pa = rank_in(kPrecisionOrder, row_precision(*a)), pb = rank_in(kPrecisionOrder, row_precision(*b));
+  if (pa != pb) return pa < pb;
   return a->row_name() < b->row_name();
 }
 

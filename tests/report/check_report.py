@@ -452,13 +452,17 @@ def ceiling_records(base):
     ae = {"batch": 4}
     rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13}),
             rec("ae", "00_cpu", None, {"flop": 2e9}, params=ae, klass="fp32"),
-            # 2e9 flop in 10 ms: 2e11 flop/s of 1e12
-            rec("ae", "02_fp32", "GPU P", {"flop": 2e9}, params=ae, klass="fp32"),
+            # 2e9 flop in 10 ms: 2e11 flop/s of 1e12; its arrays took 3 MiB at most
+            dict(rec("ae", "02_fp32", "GPU P", {"flop": 2e9}, params=ae, klass="fp32"),
+                 memory={"peak_bytes": 3 * 2**20}),
             # params.accuracy, where recorded, is the step's precision
             rec("ae", "03_declared", "GPU P", {"flop": 4e9}, params=dict(ae, accuracy="fp32"), klass="tf32"),
             rec("ae", "05_tf32", "GPU P", {"flop": 5e9}, params=ae, klass="tf32"),
             rec("ae", "06_bf16", "GPU P", {"flop": 5e9}, params=ae, klass="bf16"),
             rec("ae", "07_no_flop", "GPU P", {}, params=ae, klass="fp32"),
+            # one step, two precisions (ae 05's --precision): two rows, each with its class
+            rec("ae", "08_two", "GPU P", {"flop": 5e9}, params=dict(ae, precision="tf32"), klass="tf32"),
+            rec("ae", "08_two", "GPU P", {"flop": 5e9}, params=dict(ae, precision="bf16"), klass="bf16"),
             # on a GPU whose probe has a tensor-core rate: 5e11 of 1e13, not of the FP32 rate
             rec("ae", "05_tf32", "GPU T", {"flop": 5e9}, params=ae, klass="tf32"),
             rec("ae", "02_fp32", "GPU Q", {"flop": 2e9}, params=ae, klass="fp32")]
@@ -499,6 +503,16 @@ def mode_ceilings(exe, fixtures):
                            ("06_bf16", "n/a (no tensor-core ceiling measured)"),
                            ("07_no_flop", "n/a (record lacks work.flop)")]:
             check(cell(ae_p, step) == want, f"ae {step} on GPU P: {cell(ae_p, step)!r}, want {want!r}")
+        check(row(ae_p, "08_two tf32") and row(ae_p, "08_two bf16"), "a step's two precisions are two rows")
+        head = next((l for l in ae_p.splitlines() if l.startswith("| step |")), "")
+        heads = [c.strip() for c in head.split("|")[1:-1]]
+        check("peak memory (MiB)" in heads, f"a peak memory column where a row recorded it: {heads}")
+        if "peak memory (MiB)" in heads:
+            at = heads.index("peak memory (MiB)")
+            for step, want in [("02_fp32", "3"), ("05_tf32", "not recorded"), ("00_cpu", "-")]:
+                got = (row(ae_p, step) or [""] * (at + 1))[at]
+                check(got == want, f"ae {step}'s peak memory: {got!r}, want {want!r}")
+        check("Peak memory: a step's own device arrays" in md, "the report says what the peak memory counts")
         check(cell(section(md, "### batch 4, problem small, GPU T"), "05_tf32") == "5.0 %",
               "a TF32 step against the probe's tensor-core rate where it has one")
         check(cell(section(md, "### batch 4, problem small, GPU Q"), "02_fp32") == "n/a (no probe on GPU Q)",
