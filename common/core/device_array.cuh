@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda_check.cuh"
+#include "device_memory.hpp"
 
 namespace core {
 
@@ -23,6 +24,7 @@ inline void device_allocate(void** data, size_t bytes) {
                      " MiB): the problem, the batch or the image is too large for this GPU");
   }
   CUDA_CHECK(err);
+  device_bytes().allocated(bytes);
 }
 
 template <class T>
@@ -31,12 +33,16 @@ class DeviceArray {
   DeviceArray() = default;
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { cudaFree(data_); }
+  ~DeviceArray() {
+    cudaFree(data_);
+    device_bytes().freed(size_ * sizeof(T));
+  }
 
   // Reallocates only when the size changes; the contents are then undefined.
   void resize(size_t n) {
     if (n == size_) return;
     CUDA_CHECK(cudaFree(data_));
+    device_bytes().freed(size_ * sizeof(T));
     data_ = nullptr;
     size_ = 0;
     if (n) device_allocate(reinterpret_cast<void**>(&data_), n * sizeof(T));

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "device_memory.hpp"
 #include "error.hpp"
 #include "nvtx.hpp"
 
@@ -27,7 +28,9 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   track.prepare(o, step.tunables, step.gpu, program);
 
   auto timer = step.gpu ? make_device_timer() : make_host_timer();
+  device_bytes().reset_peak();
   const TimedRuns t = time_runs(track.phases(), *timer, o.warmup, o.repeat, !o.quiet);
+  const size_t peak_device_bytes = device_bytes().peak;  // the timed runs' arrays (validation's come after)
   const Rate rate = track.rate(t.kernel_ms.median);
 
   const bool validate_now = o.check || !o.json_path.empty() || !o.out.empty();
@@ -46,6 +49,8 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
     r["work"] = rate.work;
     r["throughput"] = {{"value", rate.value}, {"unit", rate.unit}};
     r["validation"] = v.record;
+    if (step.gpu)
+      r["memory"] = {{"peak_bytes", peak_device_bytes}, {"counts", "the step's device arrays (core::DeviceArray)"}};
     track.extend_record(r, v);
     append_record(o.json_path, r);
   }
