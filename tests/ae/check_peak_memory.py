@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""A GPU step's record carries the device memory its arrays take (memory.peak_bytes, counted
+by core::DeviceArray): present, positive, and growing with the minibatch, whose activations
+are most of it. Exits 77 (SKIP) where the step cannot run (no GPU).
+
+Usage: check_peak_memory.py STEP_PROGRAM"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def peak(exe, batch, out):
+    p = subprocess.run([exe, "--size", "tiny", "--batch", str(batch), "--repeat", "1", "--warmup", "0", "--quiet",
+                        "--json", out], capture_output=True, text=True, timeout=300)
+    if p.returncode == 77:
+        sys.exit(77)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {exe} --batch {batch} exited {p.returncode}: {p.stderr.strip()}")
+    with open(out) as f:
+        record = json.loads(f.read().splitlines()[-1])
+    memory = record.get("memory")
+    if not memory or not isinstance(memory.get("peak_bytes"), int) or memory["peak_bytes"] <= 0:
+        sys.exit(f"FAIL: --batch {batch}: no positive memory.peak_bytes in the record: {memory!r}")
+    return memory["peak_bytes"]
+
+
+def main():
+    exe = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        small, large = peak(exe, 2, os.path.join(tmp, "a.jsonl")), peak(exe, 8, os.path.join(tmp, "b.jsonl"))
+    print(f"peak device memory: batch 2 {small} bytes, batch 8 {large} bytes")
+    if large <= small:
+        sys.exit(f"FAIL: batch 8 takes {large} bytes, not more than batch 2's {small}")
+
+
+if __name__ == "__main__":
+    main()
