@@ -23,24 +23,18 @@
 // Besides: the backward pass's gradients live in two buffers used in turn (each is needed only
 // to make the next one), the reconstruction and then its gradient share the first, and the
 // loss is written as block sums and added by the same summing kernel (02 zeroed it first and
-// added atomically). Pooling, upsampling, ReLU (in place) and SGD are 02's kernels.
+// added atomically). Pooling, upsampling, ReLU (in place), that loss kernel and SGD are the
+// NCHW steps' shared element-wise kernels (common/ae/elementwise.cuh), as in 02 and 06.
 #include <algorithm>
 #include <string>
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "elementwise.cuh"
 #include "step.hpp"
 
 namespace ae {
 namespace {
-
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for float4 reads.
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -392,98 +386,6 @@ __global__ void arrange_weights(int in_ch, int out_ch, const float* __restrict__
   const int tap = int(idx % 9), i = int(idx / 9 % in_ch), o = int(idx / (9 * size_t(in_ch)));
   forward[(size_t(i) * 9 + tap) * out_ch + o] = weight[idx];
   backward[(size_t(o) * 9 + 8 - tap) * in_ch + i] = weight[idx];
-}
-
-// ---- 02's kernels: ReLU, pooling, upsampling, the loss, SGD ----
-
-__global__ void relu(size_t n, float* v) {
-  const size_t idx = global_index();
-  if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);
-}
-
-// Zero where the unit was off (its output is 0 exactly when its input was <= 0).
-__global__ void relu_backward(size_t n, const float* __restrict__ a, float* __restrict__ d) {
-  const size_t idx = global_index();
-  if (idx < n && !(a[idx] > 0)) d[idx] = 0;
-}
-
-// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major order.
-__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
-  size_t best = (plane * h + 2 * y) * w + 2 * x;
-  for (int dy = 0; dy < 2; ++dy)
-    for (int dx = 0; dx < 2; ++dx) {
-      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
-      if (in[j] > in[best]) best = j;
-    }
-  return best;
-}
-
-// planes = batch x channels; (h, w) is the input's size.
-__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * (h / 2) * (w / 2)) return;
-  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
-  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
-}
-
-// One thread per input element: the gradient of its window's output if it was the maximum, else 0.
-__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
-                              float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
-  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
-}
-
-// Nearest-neighbour x2 upsampling of (planes, h, w), and its adjoint (the sum of each 2x2 block).
-__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * 4 * h * w) return;
-  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
-  const size_t plane = idx / (size_t(4) * h * w);
-  out[idx] = in[(plane * h + y / 2) * w + x / 2];
-}
-
-__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
-  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
-}
-
-// d_y = scale (y - x), written over y (nothing reads the reconstruction after the loss); the
-// squared errors of a block are summed in shared memory and written, times `mean`, to
-// partial[blockIdx.x], which sum_partials adds into the step's loss.
-__global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
-                              float* __restrict__ partial) {
-  float* squares = shared_floats();
-  const size_t idx = global_index();
-  float e2 = 0;
-  if (idx < n) {
-    const float e = y_then_d_y[idx] - x[idx];
-    y_then_d_y[idx] = scale * e;
-    e2 = e * e;
-  }
-  squares[threadIdx.x] = e2;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) squares[threadIdx.x] += squares[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
-}
-
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
 }
 
 class GpuTiled final : public Step {

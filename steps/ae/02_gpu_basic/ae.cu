@@ -8,13 +8,12 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "elementwise.cuh"
 #include "step.hpp"
 #include "training_state.cuh"
 
 namespace ae {
 namespace {
-
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 
 // out[b][o][y][x] = bias[o] + sum over i, kh, kw of weight[o][i][kh][kw] in[b][i][y+kh-1][x+kw-1]
 // (zero outside the image). Consecutive threads take consecutive x: coalesced writes.
@@ -89,69 +88,11 @@ __global__ void bias_gradient(int batch, int out_ch, int pixels, const float* __
   gradient[o] = sum;
 }
 
-__global__ void relu(size_t n, float* v) {
-  const size_t idx = global_index();
-  if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);
-}
-
-// Zero where the unit was off (its output is 0 exactly when its input was <= 0).
-__global__ void relu_backward(size_t n, const float* __restrict__ a, float* __restrict__ d) {
-  const size_t idx = global_index();
-  if (idx < n && !(a[idx] > 0)) d[idx] = 0;
-}
-
-// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major order.
-__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
-  size_t best = (plane * h + 2 * y) * w + 2 * x;
-  for (int dy = 0; dy < 2; ++dy)
-    for (int dx = 0; dx < 2; ++dx) {
-      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
-      if (in[j] > in[best]) best = j;
-    }
-  return best;
-}
-
-// planes = batch x channels; (h, w) is the input's size.
-__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * (h / 2) * (w / 2)) return;
-  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
-  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
-}
-
-// One thread per input element: the gradient of its window's output if it was the maximum, else 0.
-__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
-                              float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
-  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
-}
-
-// Nearest-neighbour x2 upsampling of (planes, h, w), and its adjoint (the sum of each 2x2 block).
-__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * 4 * h * w) return;
-  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
-  const size_t plane = idx / (size_t(4) * h * w);
-  out[idx] = in[(plane * h + y / 2) * w + x / 2];
-}
-
-__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
-  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
-}
-
 // d_y = scale (y - x); the squared errors of a block are summed in shared memory and added to
-// the step's loss with one atomic per block.
-__global__ void loss_gradient(size_t n, float scale, float mean, const float* __restrict__ y, const float* __restrict__ x,
-                              float* __restrict__ d_y, float* __restrict__ loss) {
+// the step's loss with one atomic per block. (The later steps write block sums instead and add
+// them in a fixed order: elementwise.cuh's loss_gradient.)
+__global__ void loss_gradient_atomic(size_t n, float scale, float mean, const float* __restrict__ y,
+                                     const float* __restrict__ x, float* __restrict__ d_y, float* __restrict__ loss) {
   extern __shared__ float partial[];
   const size_t idx = global_index();
   float e2 = 0;
@@ -167,15 +108,6 @@ __global__ void loss_gradient(size_t n, float scale, float mean, const float* __
     __syncthreads();
   }
   if (threadIdx.x == 0) atomicAdd(loss, partial[0] * mean);
-}
-
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
 }
 
 class GpuBasic final : public Step {
@@ -272,7 +204,7 @@ class GpuBasic final : public Step {
     const size_t n = size_t(batch_), outputs = n * p_->data->image_size();
     CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float)));
     const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    loss_gradient<<<unsigned((outputs + threads_ - 1) / threads_), threads_, threads_ * sizeof(float)>>>(
+    loss_gradient_atomic<<<unsigned((outputs + threads_ - 1) / threads_), threads_, threads_ * sizeof(float)>>>(
         outputs, scale, mean, y_.data(), x, d_y_.data(), loss);
     CUDA_CHECK_LAUNCH();
     conv_backward(L_[4], u4_.data(), d_y_.data(), d_u4_.data());

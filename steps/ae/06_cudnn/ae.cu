@@ -4,7 +4,8 @@
 // (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
 // the bias gradient (cudnnConvolutionBackwardBias); ReLU forward and backward in place by
 // cudnnActivationForward/Backward. Max pooling, upsampling, the loss and SGD are small
-// kernels of our own (pooling by cuDNN is an option, --cudnn-pooling: see pool()).
+// kernels of our own, 02's and 03's (common/ae/elementwise.cuh; pooling by cuDNN is an option,
+// --cudnn-pooling: see pool()).
 //
 // Precision: float data, NCHW, and every convolution restricted to CUDNN_FMA_MATH: true fp32
 // products and sums, no TF32 tensor cores (which cuDNN's default math type allows for float
@@ -24,6 +25,7 @@
 
 #include "cuda_check.cuh"
 #include "device_array.cuh"
+#include "elementwise.cuh"
 #include "step.hpp"
 #include "training_state.cuh"
 
@@ -129,83 +131,7 @@ Choice<Algo> pick(const Perf* results, int count, size_t limit, bool timed, cons
                            std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)");
 }
 
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
-
-// ---- Our own kernels: pooling (by default), upsampling, the loss, SGD (02's and 03's) ----
-
-// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major order.
-__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
-  size_t best = (plane * h + 2 * y) * w + 2 * x;
-  for (int dy = 0; dy < 2; ++dy)
-    for (int dx = 0; dx < 2; ++dx) {
-      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
-      if (in[j] > in[best]) best = j;
-    }
-  return best;
-}
-
-// planes = batch x channels; (h, w) is the input's size.
-__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * (h / 2) * (w / 2)) return;
-  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
-  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
-}
-
-// One thread per input element: the gradient of its window's output if it was the maximum, else 0.
-__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
-                              float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
-  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
-}
-
-// Nearest-neighbour x2 upsampling of (planes, h, w), and its adjoint (the sum of each 2x2 block).
-__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
-  const size_t idx = global_index();
-  if (idx >= planes * 4 * h * w) return;
-  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
-  const size_t plane = idx / (size_t(4) * h * w);
-  out[idx] = in[(plane * h + y / 2) * w + x / 2];
-}
-
-__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
-  const size_t idx = global_index();
-  if (idx >= planes * h * w) return;
-  const int x = int(idx % w), y = int(idx / w % h);
-  const size_t plane = idx / (size_t(w) * h);
-  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
-  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
-}
-
-// d_y = scale (y - x), written over y; the squared errors of a block are summed in shared
-// memory and written, times `mean`, to partial[blockIdx.x] (sum_losses adds them up).
-__global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
-                              float* __restrict__ partial) {
-  float* squares = shared_floats();
-  const size_t idx = global_index();
-  float e2 = 0;
-  if (idx < n) {
-    const float e = y_then_d_y[idx] - x[idx];
-    y_then_d_y[idx] = scale * e;
-    e2 = e * e;
-  }
-  squares[threadIdx.x] = e2;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) squares[threadIdx.x] += squares[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
-}
+// ---- Our own kernels besides elementwise.cuh's: the loss's block sums added up ----
 
 // One block: *loss = the sum of count block sums, in a fixed order (no atomics, no memset).
 __global__ void sum_losses(int count, const float* __restrict__ partial, float* __restrict__ loss) {
@@ -219,15 +145,6 @@ __global__ void sum_losses(int count, const float* __restrict__ partial, float* 
     __syncthreads();
   }
   if (threadIdx.x == 0) *loss = sums[0];
-}
-
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
 }
 
 struct Options {

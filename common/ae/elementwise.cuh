@@ -1,0 +1,125 @@
+// The element-wise kernels of the NCHW GPU steps (02_gpu_basic, 03_gpu_tiled, 06_cudnn): max
+// pooling and nearest upsampling with their gradients, ReLU and its gradient, the loss's
+// gradient and SGD. Those steps differ in their convolutions, not in these: one definition
+// here keeps them the same kernels, with the same arithmetic and the same launches, so that
+// the steps' sources hold only what each one changes. (04_gpu_fused folds this work into its
+// convolutions and 05_tensor_cores keeps NHWC; they have their own.)
+//
+// Everything is in an anonymous namespace: each step's translation unit compiles its own
+// copy, with no separate compilation of device code. One thread per element: the steps
+// launch them on a 1-D grid, --threads per block.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace ae {
+namespace {
+
+__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+
+// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for float4 reads.
+__device__ __forceinline__ float* shared_floats() {
+  extern __shared__ float4 shared_storage[];
+  return reinterpret_cast<float*>(shared_storage);
+}
+
+// v = max(v, 0) in place, after a convolution (06 has cuDNN's instead).
+__global__ void relu(size_t n, float* v) {
+  const size_t idx = global_index();
+  if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);
+}
+
+// ReLU's gradient in place: zero where the unit was off (its output is 0 exactly when its
+// input was <= 0), so the output a serves, and the input need not be kept.
+__global__ void relu_backward(size_t n, const float* __restrict__ a, float* __restrict__ d) {
+  const size_t idx = global_index();
+  if (idx < n && !(a[idx] > 0)) d[idx] = 0;
+}
+
+// The input of 2x2 max pooling that output (plane, y, x) takes: the first maximum in row-major
+// order, as the reference and PyTorch pick among equal values.
+__device__ size_t pool_source(const float* in, size_t plane, int y, int x, int h, int w) {
+  size_t best = (plane * h + 2 * y) * w + 2 * x;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const size_t j = (plane * h + 2 * y + dy) * w + 2 * x + dx;
+      if (in[j] > in[best]) best = j;
+    }
+  return best;
+}
+
+// 2x2 max pooling, one thread per output: planes = batch x channels; (h, w) is the input's size.
+__global__ void pool_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * (h / 2) * (w / 2)) return;
+  const int x = int(idx % (w / 2)), y = int(idx / (w / 2) % (h / 2));
+  out[idx] = in[pool_source(in, idx / (size_t(w / 2) * (h / 2)), y, x, h, w)];
+}
+
+// Max pooling's gradient, one thread per input element: the gradient of its window's output if
+// it was the maximum, else 0 (every element written: nothing to zero first).
+__global__ void pool_backward(size_t planes, int h, int w, const float* __restrict__ in, const float* __restrict__ d_out,
+                              float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const size_t out = (plane * (h / 2) + y / 2) * (w / 2) + x / 2;
+  d_in[idx] = pool_source(in, plane, y / 2, x / 2, h, w) == idx ? d_out[out] : 0.0f;
+}
+
+// Nearest-neighbour x2 upsampling of (planes, h, w), one thread per output.
+__global__ void up_forward(size_t planes, int h, int w, const float* __restrict__ in, float* __restrict__ out) {
+  const size_t idx = global_index();
+  if (idx >= planes * 4 * h * w) return;
+  const int x = int(idx % (2 * w)), y = int(idx / (2 * w) % (2 * h));
+  const size_t plane = idx / (size_t(4) * h * w);
+  out[idx] = in[(plane * h + y / 2) * w + x / 2];
+}
+
+// Upsampling's gradient (its adjoint), one thread per input: the sum of its 2x2 block of d_out.
+__global__ void up_backward(size_t planes, int h, int w, const float* __restrict__ d_out, float* __restrict__ d_in) {
+  const size_t idx = global_index();
+  if (idx >= planes * h * w) return;
+  const int x = int(idx % w), y = int(idx / w % h);
+  const size_t plane = idx / (size_t(w) * h);
+  const float* d = d_out + (plane * 2 * h + 2 * y) * 2 * w + 2 * x;
+  d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
+}
+
+// The loss's gradient d_y = scale (y - x), written over y (nothing reads the reconstruction
+// after the loss); the squared errors of a block are summed in shared memory (blockDim.x
+// floats, a power of 2) and written, times `mean`, to partial[blockIdx.x], which the step adds
+// into the step's loss in a fixed order: no memset, no atomics. (02 keeps its own, which adds
+// atomically.)
+__global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
+                              float* __restrict__ partial) {
+  float* squares = shared_floats();
+  const size_t idx = global_index();
+  float e2 = 0;
+  if (idx < n) {
+    const float e = y_then_d_y[idx] - x[idx];
+    y_then_d_y[idx] = scale * e;
+    e2 = e * e;
+  }
+  squares[threadIdx.x] = e2;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) squares[threadIdx.x] += squares[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
+}
+
+// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
+__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
+                    float* __restrict__ params) {
+  const size_t idx = global_index();
+  if (idx >= n) return;
+  velocity[idx] = momentum * velocity[idx] + gradient[idx];
+  params[idx] -= lr * velocity[idx];
+}
+
+}  // namespace
+}  // namespace ae
