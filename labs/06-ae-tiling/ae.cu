@@ -32,6 +32,7 @@
 #include "device_array.cuh"
 #include "elementwise.cuh"
 #include "step.hpp"
+#include "training_state.cuh"
 
 namespace ae {
 namespace {
@@ -398,13 +399,9 @@ class GpuTiled final : public Step {
     L_ = layers(p.model);
     t_ = 0;
     data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    params_.upload(initial.data(), initial.size());
-    velocity_.resize(initial.size());
-    CUDA_CHECK(cudaMemset(velocity_.data(), 0, initial.size() * sizeof(float)));
-    gradient_.resize(initial.size());
+    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
     forward_weights_.resize(initial.size());
     backward_weights_.resize(initial.size());
-    losses_.resize(size_t(std::max(p.steps(), 2)));  // allocated here, not in the timed train()
     // Activations for a minibatch, or for the images reconstruct() is asked for.
     const size_t n = size_t(std::max(batch, 32));
     auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
@@ -431,24 +428,19 @@ class GpuTiled final : public Step {
   }
 
   void train(long long steps) override {
-    reserve_losses(size_t(t_ + steps));
+    state_.reserve(t_ + steps);
     const size_t image_size = p_->data->image_size();
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
       forward(x, batch_);
-      backward(x, losses_.data() + t_);
-      launch(sgd, params_.size(), params_.size(), float(p_->lr), float(p_->momentum), gradient_.data(),
-             velocity_.data(), params_.data());
+      backward(x, state_.losses() + t_);
+      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
+             state_.velocity.data(), state_.params.data());
     }
   }
 
   void store(Trained& out) override {
-    out.params.resize(params_.size());
-    out.gradient.resize(gradient_.size());
-    out.losses.resize(size_t(t_));
-    params_.download(out.params.data());
-    gradient_.download(out.gradient.data());
-    if (t_) CUDA_CHECK(cudaMemcpy(out.losses.data(), losses_.data(), size_t(t_) * sizeof(float), cudaMemcpyDeviceToHost));
+    state_.store(out, t_);
   }
 
   void reconstruct(int count, float* out) override {
@@ -472,16 +464,6 @@ class GpuTiled final : public Step {
     launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
   }
 
-  // Grows the device array of per-step losses, keeping those already there (only when more
-  // steps are trained after load() than the problem's).
-  void reserve_losses(size_t n) {
-    if (n <= losses_.size()) return;
-    std::vector<float> kept(losses_.size());
-    losses_.download(kept.data());
-    losses_.resize(n);
-    if (!kept.empty()) CUDA_CHECK(cudaMemcpy(losses_.data(), kept.data(), kept.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
-
   // A tiled convolution of n images: 16 output channels per thread, or 4 where there are
   // fewer than 16 (conv5's 3 would leave 13 of 16 idle).
   void convolve(int n, int in_ch, int out_ch, int h, int w, const float* in, const float* weight, const float* bias,
@@ -497,7 +479,7 @@ class GpuTiled final : public Step {
   }
 
   void conv(const Conv& c, int n, const float* in, float* out) {
-    convolve(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, params_.data() + c.bias, out);
+    convolve(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, state_.params.data() + c.bias, out);
   }
 
   // Adds `splits` rows of `count` partial sums into total.
@@ -508,7 +490,7 @@ class GpuTiled final : public Step {
 
   void forward(const float* x, int n) {
     for (const Conv& c : L_)
-      launch(arrange_weights, c.weight_count(), c.in, c.out, params_.data() + c.weight, forward_weights_.data() + c.weight,
+      launch(arrange_weights, c.weight_count(), c.in, c.out, state_.params.data() + c.weight, forward_weights_.data() + c.weight,
              backward_weights_.data() + c.weight);
     conv(L_[0], n, x, a1_.data());
     launch(relu, size_t(n) * L_[0].out * L_[0].pixels(), size_t(n) * L_[0].out * L_[0].pixels(), a1_.data());
@@ -536,7 +518,7 @@ class GpuTiled final : public Step {
     const dim3 grid(unsigned(ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks), unsigned(g.splits));
     launch_grid(conv_weight_gradient, grid, dim3(unsigned(g.out_groups * g.in_groups)), g.shared, batch_, c.in, c.out,
                 c.height, c.width, g, in, d_out, partials_.data());
-    sum_splits(c.weight_count() + size_t(c.out), g.splits, gradient_.data() + c.weight);  // the bias follows its weights
+    sum_splits(c.weight_count() + size_t(c.out), g.splits, state_.gradient.data() + c.weight);  // the bias follows its weights
     if (d_in)
       convolve(batch_, c.out, c.in, c.height, c.width, d_out, backward_weights_.data() + c.weight, nullptr, d_in);
   }
@@ -580,7 +562,8 @@ class GpuTiled final : public Step {
   long long t_ = 0;
   std::array<Conv, kLayers> L_;
   std::array<GradientGeometry, kLayers> plan_;
-  core::DeviceArray<float> data_, params_, velocity_, gradient_, losses_;
+  core::DeviceArray<float> data_;
+  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> forward_weights_, backward_weights_;  // arrange_weights' orders, at each weight's offset
   core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
   std::array<core::DeviceArray<float>, 2> gradients_;
