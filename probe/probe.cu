@@ -3,6 +3,11 @@
 //   sfu_per_s        special-function-unit sin/cos results per second (__sinf, __cosf)
 //   fp32_flop_per_s  FP32 FFMA rate, 2 flop per FFMA
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
+//   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
+//                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float
+//                    sums), 2 flop per multiply-add: the instruction ae 05 uses. Hopper's
+//                    asynchronous warpgroup mma (wgmma) reaches more; this is the ceiling of
+//                    code written with mma.sync.
 // Each kernel keeps many independent dependency chains per thread so that latency is
 // hidden and the unit itself is the limit; each is timed with CUDA events, best of several.
 #include <cmath>
@@ -47,6 +52,33 @@ __global__ void fma_kernel(float* sink, int iterations, float a, float b) {
   float s = 0;
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) s += v[c];
+  if (s == 12345.678f) sink[threadIdx.x] = s;
+}
+
+// kMmaChains independent accumulators per warp, each a chain of mma.sync on the same operands
+// (their values do not matter to the rate; asm volatile keeps every one).
+constexpr int kMmaChains = 8;
+template <bool kBf16>
+__global__ void mma_kernel(float* sink, int iterations) {
+  const uint32_t one = kBf16 ? 0x3f803f80u : 0x3f800000u;  // 1.0 as two bf16, or as one tf32
+  const uint32_t a[4] = {one, one, one, one}, b[2] = {one, one};
+  float d[kMmaChains][4] = {};
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kMmaChains; ++c) {
+      if (kBf16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+      else
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+  }
+  float s = 0;
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
   if (s == 12345.678f) sink[threadIdx.x] = s;
 }
 
@@ -99,6 +131,21 @@ int run(int argc, char** argv) {
   });
   const double flop_per_s = threads * fma_iters * kFmaChains * 2 / (fma_ms * 1e-3);
 
+  // A warp's mma: 16 x 8 outputs, k of 8 (TF32) or 16 (BF16) each, 2 flop per multiply-add.
+  const int mma_iters = 4096;
+  const double warps = threads / 32;
+  double mma_ms[2], tensor_flop_per_s[2];
+  for (int bf16 = 0; bf16 < 2; ++bf16) {
+    mma_ms[bf16] = best_ms(5, [&] {
+      if (bf16)
+        mma_kernel<true><<<blocks, kThreads>>>(sink, mma_iters);
+      else
+        mma_kernel<false><<<blocks, kThreads>>>(sink, mma_iters);
+      CUDA_CHECK_LAUNCH();
+    });
+    tensor_flop_per_s[bf16] = warps * mma_iters * kMmaChains * 2.0 * 16 * 8 * (bf16 ? 16 : 8) / (mma_ms[bf16] * 1e-3);
+  }
+
   // 1 GiB each way: far beyond the L2, so the copy measures device memory.
   const size_t bytes = size_t(1) << 30, n = bytes / sizeof(float4);
   float4 *src = nullptr, *dst = nullptr;
@@ -114,7 +161,7 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dst));
   CUDA_CHECK(cudaFree(sink));
 
-  for (double rate : {sfu_per_s, flop_per_s, copy_bytes_per_s})
+  for (double rate : {sfu_per_s, flop_per_s, copy_bytes_per_s, tensor_flop_per_s[0], tensor_flop_per_s[1]})
     if (!(rate > 0) || !std::isfinite(rate)) throw core::RuntimeError("probe measured a non-positive or non-finite rate");
   const double per_sm_clk = 1e6 * device.sms * device.clock_mhz;
   if (!quiet) {
@@ -122,12 +169,18 @@ int run(int argc, char** argv) {
     printf("  SFU sin/cos   %.3g /s   (%.1f per SM per clock)\n", sfu_per_s, sfu_per_s / per_sm_clk);
     printf("  FP32 FFMA     %.3g flop/s (%.1f FFMA per SM per clock)\n", flop_per_s, flop_per_s / 2 / per_sm_clk);
     printf("  copy          %.3g bytes/s (read + write)\n", copy_bytes_per_s);
+    printf("  TF32 mma.sync %.3g flop/s\n  BF16 mma.sync %.3g flop/s\n", tensor_flop_per_s[0], tensor_flop_per_s[1]);
   }
   if (!json_path.empty()) {
     core::json r = core::new_record("probe", "ceilings");
     r["device"] = core::device_json(device);
-    r["ceilings"] = {{"sfu_per_s", sfu_per_s}, {"fp32_flop_per_s", flop_per_s}, {"copy_bytes_per_s", copy_bytes_per_s}};
-    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"copy_ms", copy_ms}};
+    r["ceilings"] = {{"sfu_per_s", sfu_per_s},
+                     {"fp32_flop_per_s", flop_per_s},
+                     {"copy_bytes_per_s", copy_bytes_per_s},
+                     {"tf32_tensor_flop_per_s", tensor_flop_per_s[0]},
+                     {"bf16_tensor_flop_per_s", tensor_flop_per_s[1]}};
+    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"copy_ms", copy_ms}, {"tf32_mma_ms", mma_ms[0]},
+                   {"bf16_mma_ms", mma_ms[1]}};
     core::append_record(json_path, r);
   }
   return core::kOk;

@@ -22,8 +22,8 @@ const std::vector<Track>& known_tracks() {
        {{"convolution flops", "work.flop", "", "", 1}},
        {},
        "the convolutions' flops of the timed training (`work.flop`: forward and backward, 1.03 GFLOP per image of "
-       "the full model) over the kernel time, against the probe's FP32 FMA rate for an fp32 step; a TF32 or BF16 "
-       "step is bound by a tensor-core rate, which the probe does not measure (n/a)"},
+       "the full model) over the kernel time, against the probe's FP32 FMA rate for an fp32 step, and against its "
+       "tensor-core rate through mma.sync for a TF32 or BF16 step (n/a where the probe did not measure it)"},
       {"epic", "E-field parallel imaging correlator (the MOFF imager of LWA-SV)", "",
        {{"FFT flops", "work.fft_flop", "", "", 1}, {"voltage bytes", "work.voltage_bytes", "", "copy_bytes_per_s", 1}},
        {},
