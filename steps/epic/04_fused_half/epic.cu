@@ -85,8 +85,11 @@ __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pa
 // A thread is (lane, eighth), as in 03: in the column transforms it works on column `lane`,
 // in the row transforms on row `lane`. One grid of pairs holds both polarizations (with one
 // polarization, Y is zero), so the kernel no longer depends on their number. Three barriers
-// per sample, two grids, bytes staged a sample ahead: 03's schedule.
-__global__ void __launch_bounds__(kThreads, 1)
+// per sample, two grids, bytes staged a sample ahead: 03's schedule. kMinBlocks: the blocks an
+// SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
+// SM: 128 for one block of 512 threads, 64 for two, at the cost of a few spilled values).
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
                   const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
   extern __shared__ Pair shared[];
@@ -194,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 class Fused final : public Step {
  public:
-  explicit Fused(long slices) : slices_(int(slices)) {}
+  Fused(long slices, long min_blocks) : slices_(int(slices)), min_blocks_(int(min_blocks)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
@@ -234,7 +237,7 @@ class Fused final : public Step {
     // Shared memory per block: two padded grids of pairs and two samples' bytes (68,608 bytes,
     // half of 03's).
     smem_ = 2 * size_t(kN) * kRow * sizeof(Pair) + 2 * kMaxBytes;
-    const void* kernel = (const void*)image_samples;
+    const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
     int device = 0, sms = 0, per_sm = 0;
@@ -257,8 +260,12 @@ class Fused final : public Step {
       if (g + 1 < in_.gulps) gulps_.copy(g + 1, timer_);  // overlaps this gulp's work
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
-      image_samples<<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(), cell_entry_.data(),
-                                               image_.data());
+      if (min_blocks_ > 1)
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
+      else
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
+                                                    cell_entry_.data(), image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -293,7 +300,7 @@ class Fused final : public Step {
   }
 
  private:
-  int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
+  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
@@ -311,9 +318,14 @@ class Fused final : public Step {
 StepInfo step_info() {
   return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
-          {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}}};
+          {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
+           {"min-blocks", 1, 1, 2,
+            "Blocks each SM must hold at once: 1 lets a thread use 128 registers, 2 caps it at 64 (twice the warps, "
+            "some values spilled)"}}};
 }
 
-std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Fused>(core::tunable(t, "slices")); }
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
+  return std::make_unique<Fused>(core::tunable(t, "slices"), core::tunable(t, "min-blocks"));
+}
 
 }  // namespace epic
