@@ -319,9 +319,9 @@ StepInfo step_info() {
   return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
           {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
-           {"min-blocks", 1, 1, 2,
+           {"min-blocks", 2, 1, 2,
             "Blocks each SM must hold at once: 1 lets a thread use 128 registers, 2 caps it at 64 (twice the warps, "
-            "some values spilled)"}}};
+            "some values spilled; 1.16x faster on an H100)"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) {
