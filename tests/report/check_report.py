@@ -450,7 +450,7 @@ def ceiling_records(base):
         return r
 
     ae = {"batch": 4}
-    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13}),
+    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13}),
             rec("ae", "00_cpu", None, {"flop": 2e9}, params=ae, klass="fp32"),
             # 2e9 flop in 10 ms: 2e11 flop/s of 1e12; its arrays took 3 MiB at most
             dict(rec("ae", "02_fp32", "GPU P", {"flop": 2e9}, params=ae, klass="fp32"),
@@ -465,6 +465,8 @@ def ceiling_records(base):
             rec("ae", "08_two", "GPU P", {"flop": 5e9}, params=dict(ae, precision="bf16"), klass="bf16"),
             # on a GPU whose probe has a tensor-core rate: 5e11 of 1e13, not of the FP32 rate
             rec("ae", "05_tf32", "GPU T", {"flop": 5e9}, params=ae, klass="tf32"),
+            # and a BF16 step against the BF16 rate: 5e11 of 2e13
+            rec("ae", "06_bf16", "GPU T", {"flop": 5e9}, params=ae, klass="bf16"),
             rec("ae", "02_fp32", "GPU Q", {"flop": 2e9}, params=ae, klass="fp32")]
     epic = lambda step, gpu, fft, volts, acc="fp32": rec("epic", step, gpu, {"fft_flop": fft, "voltage_bytes": volts},
                                                        unit="ms/gulp", value=10.0, params={"accuracy": acc})
@@ -515,6 +517,11 @@ def mode_ceilings(exe, fixtures):
         check("Peak memory: a step's own device arrays" in md, "the report says what the peak memory counts")
         check(cell(section(md, "### batch 4, problem small, GPU T"), "05_tf32") == "5.0 %",
               "a TF32 step against the probe's tensor-core rate where it has one")
+        check(cell(section(md, "### batch 4, problem small, GPU T"), "06_bf16") == "2.5 %",
+              "a BF16 step against the probe's BF16 rate, not the TF32 one")
+        ceil = section(md, "## Measured ceilings")
+        check("| 10.00 T | 20.00 T |" in ceil and "| n/a | n/a |" in ceil,
+              "the ceilings table shows the tensor-core rates where measured, n/a elsewhere")
         check(cell(section(md, "### batch 4, problem small, GPU Q"), "02_fp32") == "n/a (no probe on GPU Q)",
               "no probe on the GPU: n/a")
 
