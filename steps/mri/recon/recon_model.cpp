@@ -195,9 +195,10 @@ SumStep program_sums(const std::string& id, const std::filesystem::path& exe, Su
       while (std::getline(in, line))
         if (!line.empty()) last = line;
       const core::json r = core::json::parse(last, nullptr, false);
-      if (r.is_discarded() || !r.contains("timing")) {
+      const std::string wrong = r.is_discarded() ? "not JSON" : core::check_record(r);
+      if (!wrong.empty()) {
         fs::remove_all(dir);
-        throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " wrote no readable results record");
+        throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " wrote no readable results record: " + wrong);
       }
       timing->step_ms = r["timing"]["total_ms"]["median"].get<double>();
       timing->kernel_ms = r["timing"]["kernel_ms"]["median"].get<double>();
