@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -231,6 +232,77 @@ inline CellLists make_cell_lists(const Inputs& in) {
           l.weight[size_t(e)] = in.weight_y[plan * S + iy] * in.weight_x[plan * S + ix];
         }
   return l;
+}
+
+// The gather lists of the fused 64 x 64 steps (03, 04), arranged for the thread that uses them.
+// Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
+// eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
+// occupied first (a column that holds a stand under its support; LWA-SV's 88 m of east-west
+// aperture covers about 27 of 64 at 38 MHz), then empty: a column with no stand is zero, and
+// so is its transform, so lanes past `occupied` only write zeros. The (stand, weight) entries
+// of a thread's 8 cells lie in one run, cell after cell: a thread reads where its run starts
+// and where each cell ends (8 x 16 bits: at most 8 x 512 entries) instead of 16 list bounds.
+struct ColumnLists {
+  std::vector<int32_t> column;    // (channel, lane): the grid column of lane, occupied first
+  std::vector<int32_t> occupied;  // (channel): how many columns hold a stand
+  std::vector<int2> entry;        // (stand, the weight's float bits)
+  std::vector<int32_t> first;     // (channel, lane, eighth): the thread's first entry
+  std::vector<uint4> ends;        // (channel, lane, eighth): its cells' ends from `first`, 16 bits each
+};
+inline ColumnLists column_lists(const Inputs& in) {
+  constexpr int n = 64, cells = n / 8;  // 8 cells a thread
+  if (in.image_size != n) throw std::logic_error("column_lists: the fused steps image 64 x 64");
+  const CellLists cl = make_cell_lists(in);
+  const size_t nn = size_t(n) * n;
+  ColumnLists l;
+  l.occupied.assign(size_t(in.channels), 0);
+  l.first.assign(size_t(in.channels) * n * 8, 0);
+  l.ends.assign(size_t(in.channels) * n * 8, make_uint4(0, 0, 0, 0));
+  std::vector<char> used(static_cast<size_t>(n), 0);
+  for (int c = 0; c < in.channels; ++c) {
+    auto cell = [&](int y, int x) { return size_t(c) * nn + size_t(y) * n + x; };
+    std::fill(used.begin(), used.end(), 0);
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x)
+        if (cl.start[cell(y, x) + 1] > cl.start[cell(y, x)]) used[size_t(x)] = 1;
+    for (int pass = 1; pass >= 0; --pass)
+      for (int x = 0; x < n; ++x)
+        if (used[size_t(x)] == pass) l.column.push_back(x);
+    l.occupied[size_t(c)] = int32_t(std::count(used.begin(), used.end(), 1));
+    for (int lane = 0; lane < l.occupied[size_t(c)]; ++lane)
+      for (int eighth = 0; eighth < 8; ++eighth) {
+        const size_t thread = (size_t(c) * n + lane) * 8 + eighth;
+        const int x = l.column[size_t(c) * n + lane];
+        l.first[thread] = int32_t(l.entry.size());
+        uint32_t end[cells];
+        for (int n1 = 0; n1 < cells; ++n1) {
+          const size_t k = cell(8 * n1 + eighth, x);
+          for (int32_t e = cl.start[k]; e < cl.start[k + 1]; ++e) {
+            int32_t w;
+            std::memcpy(&w, &cl.weight[size_t(e)], sizeof w);
+            l.entry.push_back(make_int2(cl.stand[size_t(e)], w));
+          }
+          end[n1] = uint32_t(l.entry.size() - size_t(l.first[thread]));  // <= 8 x 512 stands
+        }
+        l.ends[thread] = make_uint4(end[0] | end[1] << 16, end[2] | end[3] << 16, end[4] | end[5] << 16, end[6] | end[7] << 16);
+      }
+  }
+  if (l.entry.empty()) l.entry.push_back(make_int2(0, 0));  // never read; keeps the upload non-empty
+  return l;
+}
+// Where cell n1 (0..7) of a thread's run ends, from the packed `ends`.
+__device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
+  const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
+  return int(n1 & 1 ? w >> 16 : w & 0xffff);
+}
+
+// A stand's two voltages decoded once a sample, for every cell it is gridded into:
+// (X.re, X.im, Y.re, Y.im), exact in float; Y is zero with one polarization. `bytes` holds the
+// stand's bytes as they lie in memory, X first.
+__device__ __forceinline__ float4 decode_stand(uint32_t bytes, int pols) {
+  const uint8_t x = uint8_t(bytes), y = uint8_t(bytes >> 8);
+  return make_float4(float(nibble_re(x)), float(nibble_im(x)), pols > 1 ? float(nibble_re(y)) : 0.f,
+                     pols > 1 ? float(nibble_im(y)) : 0.f);
 }
 
 inline int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }

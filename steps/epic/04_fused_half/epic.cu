@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -23,7 +24,6 @@ namespace {
 constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
-constexpr int kMaxBytes = 2 * kThreads;  // a sample's voltage bytes (stands x pols) a block stages
 
 // A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im).
 struct Pair {
@@ -82,43 +82,45 @@ __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pa
   dft8(v);
 }
 
-// A thread is (lane, eighth), as in 03: in the column transforms it works on column `lane`,
-// in the row transforms on row `lane`. One grid of pairs holds both polarizations (with one
-// polarization, Y is zero), so the kernel no longer depends on their number. Three barriers
-// per sample, two grids, bytes staged a sample ahead: 03's schedule. kMinBlocks: the blocks an
+// A thread is (lane, eighth), as in 03: in the column transforms it works on the channel's
+// column `column_order[lane]` (the occupied columns first; a thread of an empty one writes its
+// zeros), in the row transforms on row `lane`. One grid of pairs holds both polarizations (with
+// one polarization, Y is zero), so the kernel no longer depends on their number. Three
+// barriers per sample, two grids, fields staged a sample ahead: 03's schedule. kMinBlocks: the blocks an
 // SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
 // SM: 128 for one block of 512 threads, 64 for two, at the cost of a few spilled values).
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
-                  const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
+                  const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied,
+                  const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
+                  const uint4* __restrict__ entry_ends, float* image) {
   extern __shared__ Pair shared[];
   constexpr int kGrid = kN * kRow;
   Pair* const grid_a = shared;
   Pair* const grid_b = shared + kGrid;
-  uint8_t* const bytes = reinterpret_cast<uint8_t*>(shared + 2 * kGrid);  // 2 x kMaxBytes
+  float4* const fields = reinterpret_cast<float4*>(shared + 2 * kGrid);  // 2 samples x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN, pols = s.pols;
   const int sample_bytes = s.stands * pols;
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
   const size_t nn = size_t(kN) * kN;
-  const int32_t* my_lists = cell_start + size_t(c) * nn + size_t(eighth) * kN + lane;
+  const int column = __ldg(column_order + size_t(c) * kN + lane);
+  const bool transforms = lane < __ldg(occupied + c);  // else the column is empty
+  const size_t thread = (size_t(c) * kN + lane) * 8 + eighth;  // its run of gather entries
 
-  uint8_t ahead[kMaxBytes / kThreads];
+  // Thread a fetches stand a's bytes of a sample two samples ahead and stages them decoded one
+  // sample ahead.
+  uint32_t ahead = 0;
   auto fetch = [&](int t) {
-#pragma unroll
-    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
-      const int e = threadIdx.x + k * kThreads;
-      if (e < sample_bytes && t < last) ahead[k] = channel_bytes[size_t(t) * sample_stride + e];
+    if (int(threadIdx.x) < s.stands && t < last) {
+      const uint8_t* b = channel_bytes + size_t(t) * sample_stride + threadIdx.x * pols;
+      ahead = pols > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
     }
   };
   auto stage = [&](int t) {
-#pragma unroll
-    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
-      const int e = threadIdx.x + k * kThreads;
-      if (e < sample_bytes) bytes[(t & 1) * kMaxBytes + e] = ahead[k];
-    }
+    if (int(threadIdx.x) < s.stands) fields[(t & 1) * s.stands + threadIdx.x] = decode_stand(ahead, pols);
   };
   fetch(first);
   stage(first);
@@ -127,38 +129,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
   for (int t = first; t < last; ++t) {
-    // Columns, round one: gather the eight cells in float, round each to a pair of half2.
-    const uint8_t* now = bytes + (t & 1) * kMaxBytes;
+    // Columns, round one (occupied columns only): gather the eight cells in float, round each
+    // to a pair of half2. A's column `lane` holds the channel's column `column`.
     Pair v[8];
+    if (transforms) {
+      const float4* now = fields + (t & 1) * s.stands;
+      const int2* run = entries + __ldg(entry_first + thread);
+      const uint4 ends = __ldg(entry_ends + thread);
 #pragma unroll
-    for (int n1 = 0; n1 < 8; ++n1) {
-      float2 x = make_float2(0, 0), y = make_float2(0, 0);
-      const int from = __ldg(my_lists + 8 * n1 * kN), to = __ldg(my_lists + 8 * n1 * kN + 1);
-      for (int e = from; e < to; ++e) {
-        const int2 entry = cell_entry[e];  // (stand, weight)
-        const float w = __int_as_float(entry.y);
-        const uint8_t bx = now[entry.x * pols];
-        x.x += w * float(nibble_re(bx));
-        x.y += w * float(nibble_im(bx));
-        if (pols > 1) {
-          const uint8_t by = now[entry.x * pols + 1];
-          y.x += w * float(nibble_re(by));
-          y.y += w * float(nibble_im(by));
+      for (int n1 = 0; n1 < 8; ++n1) {
+        float4 xy = make_float4(0, 0, 0, 0);
+        for (int e = n1 > 0 ? cell_end(ends, n1 - 1) : 0; e < cell_end(ends, n1); ++e) {
+          const int2 entry = run[e];  // (stand, weight)
+          const float w = __int_as_float(entry.y);
+          const float4 f = now[entry.x];
+          xy.x += w * f.x, xy.y += w * f.y, xy.z += w * f.z, xy.w += w * f.w;
         }
+        v[n1] = {__floats2half2_rn(xy.x, xy.z), __floats2half2_rn(xy.y, xy.w)};
       }
-      v[n1] = {__floats2half2_rn(x.x, y.x), __floats2half2_rn(x.y, y.y)};
-    }
-    dft8(v);
+      dft8(v);
 #pragma unroll
-    for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * kRow + lane] = twiddle(v[k1], eighth * k1);
+      for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * kRow + lane] = twiddle(v[k1], eighth * k1);
+    }
     if (t + 1 < last) stage(t + 1);
     fetch(t + 2);
     __syncthreads();
 
-    // Columns, round two: A -> B.
-    round_two(grid_a + lane, kRow, eighth, v);
+    // Columns, round two: A -> B's column `column`; an empty column's zeros (row round one
+    // overwrote them a sample ago).
+    if (transforms) {
+      round_two(grid_a + lane, kRow, eighth, v);
+    } else {
 #pragma unroll
-    for (int k2 = 0; k2 < 8; ++k2) grid_b[(eighth + 8 * k2) * kRow + lane] = v[k2];
+      for (int k2 = 0; k2 < 8; ++k2) v[k2] = {__float2half2_rn(0.f), __float2half2_rn(0.f)};
+    }
+#pragma unroll
+    for (int k2 = 0; k2 < 8; ++k2) grid_b[(eighth + 8 * k2) * kRow + column] = v[k2];
     __syncthreads();
 
     // Rows, round one, in B in place; round two into registers.
@@ -208,19 +214,17 @@ class Fused final : public Step {
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     image_.resize(in.image_values());
     autos_.resize(size_t(in.channels) * in.stands);
-    if (in.stands * in.pols > kMaxBytes)
-      throw core::UsageError("04_fused_half stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
-                             std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
+    if (in.stands > kThreads)
+      throw core::UsageError("04_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+                             std::to_string(in.stands) + " is more");
     const size_t plan = size_t(in.channels) * in.stands;
-    const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
-    std::vector<int2> entry(lists.stand.size());
-    for (size_t e = 0; e < entry.size(); ++e) {
-      int32_t w;
-      std::memcpy(&w, &lists.weight[e], sizeof w);
-      entry[e] = make_int2(lists.stand[e], w);
-    }
-    cell_start_.upload(lists.start.data(), lists.start.size());
-    cell_entry_.upload(entry.data(), entry.size());
+    const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's
+    column_order_.upload(lists.column.data(), lists.column.size());
+    occupied_.upload(lists.occupied.data(), lists.occupied.size());
+    entries_.upload(lists.entry.data(), lists.entry.size());
+    entry_first_.upload(lists.first.data(), lists.first.size());
+    entry_ends_.upload(lists.ends.data(), lists.ends.size());
+    occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
     weight_x_.upload(in.weight_x, plan * in.support);
     weight_y_.upload(in.weight_y, plan * in.support);
     correction_.upload(in.correction, size_t(in.image_size));
@@ -234,9 +238,9 @@ class Fused final : public Step {
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_cos, cosines, sizeof(cosines)));
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_sin, sines, sizeof(sines)));
 
-    // Shared memory per block: two padded grids of pairs and two samples' bytes (68,608 bytes,
-    // half of 03's).
-    smem_ = 2 * size_t(kN) * kRow * sizeof(Pair) + 2 * kMaxBytes;
+    // Shared memory per block: two padded grids of pairs and two samples' decoded fields
+    // (74,752 bytes for 256 stands).
+    smem_ = 2 * size_t(kN) * kRow * sizeof(Pair) + 2 * size_t(in.stands) * sizeof(float4);
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
@@ -261,11 +265,13 @@ class Fused final : public Step {
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (min_blocks_ > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
-                                                    cell_entry_.data(), image_.data());
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
+                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
+                                                    image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
-                                                    cell_entry_.data(), image_.data());
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
+                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
+                                                    image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -294,20 +300,22 @@ class Fused final : public Step {
     params["threads"] = kThreads;
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
+    params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
     nlohmann::json phases = nlohmann::json::object();
     for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
     params["phase_ms_per_gulp"] = phases;
   }
 
  private:
-  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0;
+  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
-  core::DeviceArray<int32_t> cell_start_;
-  core::DeviceArray<int2> cell_entry_;
+  core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
+  core::DeviceArray<int2> entries_;
+  core::DeviceArray<uint4> entry_ends_;
   core::DeviceArray<int4> autos_;
   PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
