@@ -64,16 +64,8 @@ __device__ __forceinline__ void dft8(Pair (&v)[8]) {
 // A 64-point transform as 8 x 8, for the transform whose element e lies at line[e * step]:
 // with e = 8 n1 + n2 and k = k1 + 8 k2,
 //   X[k1 + 8 k2] = sum_n2 e^{2 pi i n2 k2 / 8} [ e^{2 pi i n2 k1 / 64} sum_n1 x[8 n1 + n2] e^{2 pi i n1 k1 / 8} ].
-// Round one (thread n2 of the transform's eight): the inner 8-point DFT over n1 and the twiddle,
-// written back to the elements the thread read (8 k1 + n2 is again one of them).
-__device__ __forceinline__ void round_one(Pair* line, int step, int n2) {
-  Pair v[8];
-#pragma unroll
-  for (int n1 = 0; n1 < 8; ++n1) v[n1] = line[(8 * n1 + n2) * step];
-  dft8(v);
-#pragma unroll
-  for (int k1 = 0; k1 < 8; ++k1) line[(8 * k1 + n2) * step] = twiddle(v[k1], n2 * k1);
-}
+// Round one (thread n2 of the transform's eight) is in the kernel: the column pass's gathers
+// its input, the row pass's below reads only the occupied columns.
 // Round two (thread k1): the outer 8-point DFT over n2 of elements 8 k1 .. 8 k1 + 7; v[k2]
 // becomes X[k1 + 8 k2]. The caller writes it back (after every thread has read) or keeps it.
 __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pair (&v)[8]) {
@@ -82,104 +74,135 @@ __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pa
   dft8(v);
 }
 
-// A thread is (lane, eighth), as in 03: in the column transforms it works on the channel's
-// column `column_order[lane]` (the occupied columns first; a thread of an empty one writes its
-// zeros), in the row transforms on row `lane`. One grid of pairs holds both polarizations (with
-// one polarization, Y is zero), so the kernel no longer depends on their number. Three
-// barriers per sample, two grids, fields staged a sample ahead: 03's schedule. kMinBlocks: the blocks an
-// SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
-// SM: 128 for one block of 512 threads, 64 for two, at the cost of a few spilled values).
+// Row round one, in place: the inner 8-point DFT over n1 and the twiddle, written back to the
+// elements the thread read (8 k1 + n2 is again one of them). Element 8 n1 + n2 is read only
+// where bit n1 of `occupied` is set: a column with no stand is zero, and B's copy of it stale.
+__device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied) {
+  Pair v[8];
+#pragma unroll
+  for (int n1 = 0; n1 < 8; ++n1)
+    v[n1] = occupied >> n1 & 1 ? line[8 * n1 + n2] : Pair{__float2half2_rn(0.f), __float2half2_rn(0.f)};
+  dft8(v);
+#pragma unroll
+  for (int k1 = 0; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
+}
+
+// A block images a slice of one channel's samples, a pair of samples at a time. A thread is
+// (lane, eighth). The column pass transforms only the occupied columns of both samples: item i
+// (i = lane, lane + 64, ...) of the 2 x occupied is column `column_order[i mod occupied]` of
+// sample i / occupied, so that with at most 32 occupied columns every thread has one. Its
+// eight threads gather the column's cells (each stand decoded once a pair and staged a pair
+// ahead), transform them and exchange through A (a column per item, unpadded: only ever read
+// down a column); round two writes the column into the sample's grid B_s. The row pass works
+// on row `lane` of each sample's grid, as 03's, and keeps the last round in registers. Three
+// barriers a pair of samples. One grid of pairs holds both polarizations (with one
+// polarization, Y is zero). kMinBlocks: the blocks an SM must hold at once (--min-blocks),
+// which caps the registers a thread may use (65,536 per SM: 128 for one block of 512 threads,
+// 64 for two, at the cost of a few spilled values).
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
-                  const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied,
+                  const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
                   const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
-                  const uint4* __restrict__ entry_ends, float* image) {
+                  const uint4* __restrict__ entry_ends, int a_row, float* image) {
   extern __shared__ Pair shared[];
   constexpr int kGrid = kN * kRow;
-  Pair* const grid_a = shared;
-  Pair* const grid_b = shared + kGrid;
-  float4* const fields = reinterpret_cast<float4*>(shared + 2 * kGrid);  // 2 samples x stands
+  Pair* const grid_b = shared;                  // two samples' grids, padded rows
+  Pair* const grid_a = shared + 2 * kGrid;      // kN rows of a_row items
+  float4* const fields = reinterpret_cast<float4*>(grid_a + kN * a_row);  // 2 pairs x 2 samples x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN, pols = s.pols;
   const int sample_bytes = s.stands * pols;
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
   const size_t nn = size_t(kN) * kN;
-  const int column = __ldg(column_order + size_t(c) * kN + lane);
-  const bool transforms = lane < __ldg(occupied + c);  // else the column is empty
-  const size_t thread = (size_t(c) * kN + lane) * 8 + eighth;  // its run of gather entries
+  const int occupied = __ldg(occupied_columns + c);
+  const int32_t* columns = column_order + size_t(c) * kN;
+  unsigned row_mask = 0;  // bit n1: column 8 n1 + eighth holds a stand
+  for (int ci = 0; ci < occupied; ++ci) {
+    const int x = __ldg(columns + ci);
+    if (x % 8 == eighth) row_mask |= 1u << (x / 8);
+  }
 
-  // Thread a fetches stand a's bytes of a sample two samples ahead and stages them decoded one
-  // sample ahead.
-  uint32_t ahead = 0;
+  // Thread a fetches stand a's bytes of a pair two pairs ahead and stages them decoded one
+  // pair ahead.
+  uint32_t ahead[2] = {0, 0};
   auto fetch = [&](int t) {
-    if (int(threadIdx.x) < s.stands && t < last) {
-      const uint8_t* b = channel_bytes + size_t(t) * sample_stride + threadIdx.x * pols;
-      ahead = pols > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
-    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+      if (int(threadIdx.x) < s.stands && t + k < last) {
+        const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * pols;
+        ahead[k] = pols > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
+      }
   };
   auto stage = [&](int t) {
-    if (int(threadIdx.x) < s.stands) fields[(t & 1) * s.stands + threadIdx.x] = decode_stand(ahead, pols);
+    float4* to = fields + ((t - first) / 2 & 1) * 2 * s.stands;
+    if (int(threadIdx.x) < s.stands) {
+      to[threadIdx.x] = decode_stand(ahead[0], pols);
+      to[s.stands + threadIdx.x] = decode_stand(ahead[1], pols);
+    }
   };
   fetch(first);
   stage(first);
-  fetch(first + 1);
+  fetch(first + 2);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; ++t) {
-    // Columns, round one (occupied columns only): gather the eight cells in float, round each
-    // to a pair of half2. A's column `lane` holds the channel's column `column`.
-    Pair v[8];
-    if (transforms) {
-      const float4* now = fields + (t & 1) * s.stands;
+  for (int t = first; t < last; t += 2) {
+    const int count = min(2, last - t), items = count * occupied;  // samples, column transforms
+    // Columns, round one: gather the eight cells in float, round each to a pair of half2.
+    const float4* now = fields + ((t - first) / 2 & 1) * 2 * s.stands;
+    for (int i = lane; i < items; i += kN) {
+      const int sample = i >= occupied, ci = i - sample * occupied;
+      const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
+      const float4* f_of = now + sample * s.stands;
+      Pair v[8];
 #pragma unroll
       for (int n1 = 0; n1 < 8; ++n1) {
         float4 xy = make_float4(0, 0, 0, 0);
         for (int e = n1 > 0 ? cell_end(ends, n1 - 1) : 0; e < cell_end(ends, n1); ++e) {
           const int2 entry = run[e];  // (stand, weight)
           const float w = __int_as_float(entry.y);
-          const float4 f = now[entry.x];
+          const float4 f = f_of[entry.x];
           xy.x += w * f.x, xy.y += w * f.y, xy.z += w * f.z, xy.w += w * f.w;
         }
         v[n1] = {__floats2half2_rn(xy.x, xy.z), __floats2half2_rn(xy.y, xy.w)};
       }
       dft8(v);
 #pragma unroll
-      for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * kRow + lane] = twiddle(v[k1], eighth * k1);
+      for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * a_row + i] = twiddle(v[k1], eighth * k1);
     }
-    if (t + 1 < last) stage(t + 1);
-    fetch(t + 2);
+    if (t + 2 < last) stage(t + 2);
+    fetch(t + 4);
     __syncthreads();
 
-    // Columns, round two: A -> B's column `column`; an empty column's zeros (row round one
-    // overwrote them a sample ago).
-    if (transforms) {
-      round_two(grid_a + lane, kRow, eighth, v);
-    } else {
+    // Columns, round two: A's item -> its column of the sample's grid.
+    for (int i = lane; i < items; i += kN) {
+      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
+      Pair v[8];
+      round_two(grid_a + i, a_row, eighth, v);
 #pragma unroll
-      for (int k2 = 0; k2 < 8; ++k2) v[k2] = {__float2half2_rn(0.f), __float2half2_rn(0.f)};
+      for (int k2 = 0; k2 < 8; ++k2) grid_b[sample * kGrid + (eighth + 8 * k2) * kRow + x] = v[k2];
     }
-#pragma unroll
-    for (int k2 = 0; k2 < 8; ++k2) grid_b[(eighth + 8 * k2) * kRow + column] = v[k2];
     __syncthreads();
 
-    // Rows, round one, in B in place; round two into registers.
-    round_one(grid_b + lane * kRow, 1, eighth);
+    // Rows, round one, in place; round two into registers, then the products in float:
+    // X = (re.x, im.x), Y = (re.y, im.y).
+    for (int sample = 0; sample < count; ++sample) round_one(grid_b + sample * kGrid + lane * kRow, eighth, row_mask);
     __syncthreads();
-    round_two(grid_b + lane * kRow, 1, eighth, v);
-
-    // Cross-multiply and accumulate in float: X = (re.x, im.x), Y = (re.y, im.y).
+    for (int sample = 0; sample < count; ++sample) {
+      Pair v[8];
+      round_two(grid_b + sample * kGrid + lane * kRow, 1, eighth, v);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const float2 re = __half22float2(v[k].re), im = __half22float2(v[k].im);
-      xx[k] += re.x * re.x + im.x * im.x;
-      yy[k] += re.y * re.y + im.y * im.y;
-      xy_re[k] += re.x * re.y + im.x * im.y;
-      xy_im[k] += im.x * re.y - re.x * im.y;
+      for (int k = 0; k < 8; ++k) {
+        const float2 re = __half22float2(v[k].re), im = __half22float2(v[k].im);
+        xx[k] += re.x * re.x + im.x * im.x;
+        yy[k] += re.y * re.y + im.y * im.y;
+        xy_re[k] += re.x * re.y + im.x * im.y;
+        xy_im[k] += im.x * re.y - re.x * im.y;
+      }
     }
   }
 
@@ -238,9 +261,11 @@ class Fused final : public Step {
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_cos, cosines, sizeof(cosines)));
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_sin, sines, sizeof(sines)));
 
-    // Shared memory per block: two padded grids of pairs and two samples' decoded fields
-    // (74,752 bytes for 256 stands).
-    smem_ = 2 * size_t(kN) * kRow * sizeof(Pair) + 2 * size_t(in.stands) * sizeof(float4);
+    // Shared memory per block: two samples' padded grids of pairs, A (a column per item of the
+    // busiest channel: 56 for LWA-SV at 38 MHz), and two pairs of samples' decoded fields
+    // (111,616 bytes with 28 occupied columns and 256 stands: two blocks an SM).
+    a_row_ = 2 * occupied_max_;
+    smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
@@ -267,11 +292,11 @@ class Fused final : public Step {
       if (min_blocks_ > 1)
         image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    image_.data());
+                                                    a_row_, image_.data());
       else
         image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    image_.data());
+                                                    a_row_, image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -307,7 +332,7 @@ class Fused final : public Step {
   }
 
  private:
-  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0;
+  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
