@@ -64,8 +64,6 @@ __device__ __forceinline__ void dft8(Pair (&v)[8]) {
 // A 64-point transform as 8 x 8, for the transform whose element e lies at line[e * step]:
 // with e = 8 n1 + n2 and k = k1 + 8 k2,
 //   X[k1 + 8 k2] = sum_n2 e^{2 pi i n2 k2 / 8} [ e^{2 pi i n2 k1 / 64} sum_n1 x[8 n1 + n2] e^{2 pi i n1 k1 / 8} ].
-// Round one (thread n2 of the transform's eight) is in the kernel: the column pass's gathers
-// its input, the row pass's below reads only the occupied columns.
 // Round two (thread k1): the outer 8-point DFT over n2 of elements 8 k1 .. 8 k1 + 7; v[k2]
 // becomes X[k1 + 8 k2]. The caller writes it back (after every thread has read) or keeps it.
 __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pair (&v)[8]) {
@@ -73,10 +71,11 @@ __device__ __forceinline__ void round_two(const Pair* line, int step, int k1, Pa
   for (int n2 = 0; n2 < 8; ++n2) v[n2] = line[(8 * k1 + n2) * step];
   dft8(v);
 }
-
-// Row round one, in place: the inner 8-point DFT over n1 and the twiddle, written back to the
-// elements the thread read (8 k1 + n2 is again one of them). Element 8 n1 + n2 is read only
-// where bit n1 of `occupied` is set: a column with no stand is zero, and B's copy of it stale.
+// Round one of a row (thread n2 of the row's eight), in place: the inner 8-point DFT over n1
+// and the twiddle, written back to the elements the thread read (8 k1 + n2 is again one of
+// them). Element 8 n1 + n2 is read only where bit n1 of `occupied` is set: a column with no
+// stand is zero (its transform too), and the grid's copy of it is stale. (The columns' round
+// one is in the kernel: it gathers its input.)
 __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied) {
   Pair v[8];
 #pragma unroll
@@ -87,29 +86,22 @@ __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied)
   for (int k1 = 0; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
 }
 
-// A block images a slice of one channel's samples, a pair of samples at a time. A thread is
-// (lane, eighth). The column pass transforms only the occupied columns of both samples: item i
-// (i = lane, lane + 64, ...) of the 2 x occupied is column `column_order[i mod occupied]` of
-// sample i / occupied, so that with at most 32 occupied columns every thread has one. Its
-// eight threads gather the column's cells (each stand decoded once a pair and staged a pair
-// ahead), transform them and exchange through A (a column per item, unpadded: only ever read
-// down a column); round two writes the column into the sample's grid B_s. The row pass works
-// on row `lane` of each sample's grid, as 03's, and keeps the last round in registers. Three
-// barriers a pair of samples. One grid of pairs holds both polarizations (with one
-// polarization, Y is zero). kMinBlocks: the blocks an SM must hold at once (--min-blocks),
-// which caps the registers a thread may use (65,536 per SM: 128 for one block of 512 threads,
-// 64 for two, at the cost of a few spilled values).
+// 03's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
+// zero), so the kernel no longer depends on their number. The same trips of `per_trip` samples,
+// occupied columns shared among the threads, three barriers a trip. kMinBlocks: the blocks an
+// SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
+// SM: 128 for one block of 512 threads, 64 for two, at the cost of spilled values).
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
+    image_samples(Shape s, int samples, int per_slice, int per_trip, ProductList pl, const uint8_t* __restrict__ volts,
                   const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
                   const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
                   const uint4* __restrict__ entry_ends, int a_row, float* image) {
   extern __shared__ Pair shared[];
   constexpr int kGrid = kN * kRow;
-  Pair* const grid_b = shared;                  // two samples' grids, padded rows
-  Pair* const grid_a = shared + 2 * kGrid;      // kN rows of a_row items
-  float4* const fields = reinterpret_cast<float4*>(grid_a + kN * a_row);  // 2 pairs x 2 samples x stands
+  Pair* const grid_b = shared;                        // per_trip padded grids
+  Pair* const grid_a = shared + per_trip * kGrid;     // kN rows of a_row items
+  float4* const fields = reinterpret_cast<float4*>(grid_a + kN * a_row);  // 2 trips x per_trip x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN, pols = s.pols;
   const int sample_bytes = s.stands * pols;
@@ -124,36 +116,36 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (x % 8 == eighth) row_mask |= 1u << (x / 8);
   }
 
-  // Thread a fetches stand a's bytes of a pair two pairs ahead and stages them decoded one
-  // pair ahead.
+  // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
+  // decoded one trip ahead.
   uint32_t ahead[2] = {0, 0};
   auto fetch = [&](int t) {
 #pragma unroll
-    for (int k = 0; k < 2; ++k)
-      if (int(threadIdx.x) < s.stands && t + k < last) {
+    for (int k = 0; k < 2; ++k)  // fixed bounds: `ahead` stays in registers
+      if (k < per_trip && int(threadIdx.x) < s.stands && t + k < last) {
         const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * pols;
         ahead[k] = pols > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
       }
   };
   auto stage = [&](int t) {
-    float4* to = fields + ((t - first) / 2 & 1) * 2 * s.stands;
-    if (int(threadIdx.x) < s.stands) {
-      to[threadIdx.x] = decode_stand(ahead[0], pols);
-      to[s.stands + threadIdx.x] = decode_stand(ahead[1], pols);
-    }
+    float4* to = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    if (int(threadIdx.x) < s.stands)
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+        if (k < per_trip) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], pols);
   };
   fetch(first);
   stage(first);
-  fetch(first + 2);
+  fetch(first + per_trip);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; t += 2) {
-    const int count = min(2, last - t), items = count * occupied;  // samples, column transforms
+  for (int t = first; t < last; t += per_trip) {
+    const int count = min(per_trip, last - t), items = count * occupied;  // samples, column transforms
     // Columns, round one: gather the eight cells in float, round each to a pair of half2.
-    const float4* now = fields + ((t - first) / 2 & 1) * 2 * s.stands;
+    const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
     for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, ci = i - sample * occupied;
+      const int sample = i / occupied, ci = i - sample * occupied;
       const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
@@ -174,13 +166,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
       for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * a_row + i] = twiddle(v[k1], eighth * k1);
     }
-    if (t + 2 < last) stage(t + 2);
-    fetch(t + 4);
+    // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
+    // and the bytes of the one after that from global memory, a whole trip ahead of their use.
+    if (t + per_trip < last) stage(t + per_trip);
+    fetch(t + 2 * per_trip);
     __syncthreads();
 
     // Columns, round two: A's item -> its column of the sample's grid.
     for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
+      const int sample = i / occupied, x = __ldg(columns + i - sample * occupied);
       Pair v[8];
       round_two(grid_a + i, a_row, eighth, v);
 #pragma unroll
@@ -190,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
     // Rows, round one, in place; round two into registers, then the products in float:
     // X = (re.x, im.x), Y = (re.y, im.y).
-    for (int sample = 0; sample < count; ++sample) round_one(grid_b + sample * kGrid + lane * kRow, eighth, row_mask);
+    for (int g = 0; g < count; ++g) round_one(grid_b + g * kGrid + lane * kRow, eighth, row_mask);
     __syncthreads();
     for (int sample = 0; sample < count; ++sample) {
       Pair v[8];
@@ -264,13 +258,19 @@ class Fused final : public Step {
     // Shared memory per block: two samples' padded grids of pairs, A (a column per item of the
     // busiest channel: 56 for LWA-SV at 38 MHz), and two pairs of samples' decoded fields
     // (111,616 bytes with 28 occupied columns and 256 stands: two blocks an SM).
-    a_row_ = 2 * occupied_max_;
-    smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
+    int device = 0, sms = 0, per_sm = 0, most = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    auto shared_bytes = [&](int per_trip) {
+      return (size_t(per_trip) * kN * kRow + size_t(kN) * per_trip * occupied_max_) * sizeof(Pair) +
+             2 * size_t(per_trip) * in.stands * sizeof(float4);
+    };
+    per_trip_ = shared_bytes(2) <= size_t(most) ? 2 : 1;
+    a_row_ = per_trip_ * occupied_max_;
+    smem_ = shared_bytes(per_trip_);
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
-    int device = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_));
     blocks_per_sm_ = per_sm;
@@ -290,11 +290,11 @@ class Fused final : public Step {
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (min_blocks_ > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
                                                     a_row_, image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
                                                     a_row_, image_.data());
       CUDA_CHECK_LAUNCH();
@@ -325,6 +325,7 @@ class Fused final : public Step {
     params["threads"] = kThreads;
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
+    params["samples_per_trip"] = per_trip_;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
     nlohmann::json phases = nlohmann::json::object();
     for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
@@ -332,7 +333,7 @@ class Fused final : public Step {
   }
 
  private:
-  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
+  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
@@ -352,9 +353,9 @@ StepInfo step_info() {
   return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
           {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
-           {"min-blocks", 2, 1, 2,
+           {"min-blocks", 1, 1, 2,
             "Blocks each SM must hold at once: 1 lets a thread use 128 registers, 2 caps it at 64 (twice the warps, "
-            "some values spilled; 1.16x faster on an H100)"}}};
+            "values spilled: slower on an H100 since a trip holds two samples, see the README)"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) {
