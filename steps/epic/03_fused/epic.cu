@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Columns, round one: gather the eight cells, both polarizations, from the staged fields.
     const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
     for (int i = lane; i < items; i += kN) {
-      const int sample = i / occupied, ci = i - sample * occupied;
+      const int sample = i >= occupied, ci = i - sample * occupied;  // per_trip <= 2: no division
       const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // Columns, round two: A's item -> its column of the sample's grids.
     for (int i = lane; i < items; i += kN) {
-      const int sample = i / occupied, x = __ldg(columns + i - sample * occupied);
+      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
 #pragma unroll
       for (int p = 0; p < POLS; ++p) {
         float2 v[8];

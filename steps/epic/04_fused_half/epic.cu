@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // Columns, round one: gather the eight cells in float, round each to a pair of half2.
     const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
     for (int i = lane; i < items; i += kN) {
-      const int sample = i / occupied, ci = i - sample * occupied;
+      const int sample = i >= occupied, ci = i - sample * occupied;  // per_trip <= 2: no division
       const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
     // Columns, round two: A's item -> its column of the sample's grid.
     for (int i = lane; i < items; i += kN) {
-      const int sample = i / occupied, x = __ldg(columns + i - sample * occupied);
+      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
       Pair v[8];
       round_two(grid_a + i, a_row, eighth, v);
 #pragma unroll
