@@ -29,7 +29,7 @@ DEVICE_TAG=${DEVICE_TAG:-gpu}
 [ -f "$ROOT/.stepwise-commit" ] && export STEPWISE_COMMIT=$(cat "$ROOT/.stepwise-commit")
 
 # What a step needs to run at all: epic 05 images 128 x 128 only.
-image_args() { case $1 in epic_05_*) echo "--image-size 128" ;; esac; }
+image_args() { case $1 in epic_05_*|epic_06_*) echo "--image-size 128" ;; esac; }
 
 # GPU step programs: every step whose source is a .cu file, as TRACK ID pairs.
 gpu_steps() {
@@ -108,7 +108,7 @@ if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64
   for n in 64 128; do
     for size in small large; do
       for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
-        case $n/$id in 64/05_*|128/03_*|128/04_*) continue ;; esac
+        case $n/$id in 64/05_*|64/06_*|128/03_*|128/04_*) continue ;; esac
         runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
         sky=""; case $n/$size/$id in 64/large/03_*|128/large/05_*) sky="--sky" ;; esac  # the report's sky images
         "$B/steps/epic/epic_$id" --size $size --image-size $n $runs $sky --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
