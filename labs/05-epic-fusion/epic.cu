@@ -23,6 +23,7 @@
 // The copy (second stream, two buffers), the autocorrelations and `finish` are 02's.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -39,7 +40,6 @@ namespace {
 constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
-constexpr int kMaxBytes = 2 * kThreads;  // a sample's voltage bytes (stands x pols) a block stages
 
 // e^{+2 pi i m / 64}: the inverse transform's twiddles, made in double on the host.
 __constant__ float2 c_twiddle[kN];
@@ -71,146 +71,168 @@ __device__ __forceinline__ void dft8(float2 (&v)[8]) {
 // A 64-point transform as 8 x 8, for the transform whose element e lies at line[e * step]:
 // with e = 8 n1 + n2 and k = k1 + 8 k2,
 //   X[k1 + 8 k2] = sum_n2 e^{2 pi i n2 k2 / 8} [ e^{2 pi i n2 k1 / 64} sum_n1 x[8 n1 + n2] e^{2 pi i n1 k1 / 8} ].
-// Round one (thread n2 of the transform's eight): the inner 8-point DFT over n1 and the twiddle,
-// written back to the elements the thread read (8 k1 + n2 is again one of them).
-//
-// TODO 2 (round one): thread n2 reads its eight elements x[8 n1 + n2], n1 = 0 .. 7, from line
-// (element e lies at line[e * step]: step is kRow for a column, 1 for a row), transforms them
-// over n1 with dft8(), multiplies output k1 by the twiddle e^{2 pi i n2 k1 / 64} (c_twiddle
-// holds e^{2 pi i m / 64} for m = 0 .. 63) and writes it to element 8 k1 + n2. The round works
-// in place with no barrier of its own: safe only because each thread writes back exactly the
-// elements it read. The columns' round one, in image_samples, is this round written out
-// beside the gather: compare yours with it.
-__device__ __forceinline__ void round_one(float2* line, int step, int n2) {
-  // As handed out: the line is left as it is.
-}
 // Round two (thread k1): the outer 8-point DFT over n2 of elements 8 k1 .. 8 k1 + 7; v[k2]
 // becomes X[k1 + 8 k2]. The caller writes it back (after every thread has read) or keeps it.
 //
 // TODO 3 (round two): thread k1 reads the eight elements that round one's eight threads left
 // for it (the exchange: each came from a different thread, through shared memory, after the
 // caller's barrier), transforms them over n2 with dft8() and leaves X[k1 + 8 k2] in v[k2].
-// It writes nothing to line: the caller stores v where the next round wants it.
+// It writes nothing to line: the caller stores v where the next round wants it. Element e lies
+// at line[e * step]: step is a_row for a column (in A), 1 for a row.
 __device__ __forceinline__ void round_two(const float2* line, int step, int k1, float2 (&v)[8]) {
   // As handed out: v keeps what the caller had in it, and line is not read.
 }
-
-// A thread is (lane, eighth): in the column transforms it works on column `lane`, in the row
-// transforms on row `lane`; a warp's 32 threads are 32 adjacent columns (coalesced cell lists,
-// conflict-free columns) or 32 rows kRow cells apart (conflict-free rows). POLS: 1 or 2 grids.
+// Round one of a row (thread n2 of the row's eight), in place: the inner 8-point DFT over n1
+// and the twiddle, written back to the elements the thread read (8 k1 + n2 is again one of
+// them). Element 8 n1 + n2 is read only where bit n1 of `occupied` is set: a column with no
+// stand is zero (its transform too), and the grid's copy of it is stale. (The columns' round
+// one is in the kernel: it gathers its input.)
 //
-// Per sample, three barriers: round one of the columns gathers the cells from their lists
-// straight into registers (no zeroing, no atomics) and writes grid A; round two reads A and
-// writes B; the rows' round one works in B in place; round two reads B into registers, where
-// the products are summed. Two grids (A, B) are what lets one barrier serve each exchange: a
-// round never writes what another thread may still read. The sample's voltage bytes are
-// staged in shared memory one sample ahead, and read from global memory two samples ahead.
+// TODO 2 (round one): thread n2 reads its eight elements x[8 n1 + n2], n1 = 0 .. 7, from the row
+// (where bit n1 of `occupied` is set; zero elsewhere), transforms them over n1 with dft8(),
+// multiplies output k1 by the twiddle e^{2 pi i n2 k1 / 64} (c_twiddle holds e^{2 pi i m / 64}
+// for m = 0 .. 63) and writes it to element 8 k1 + n2. The round works in place with no barrier
+// of its own: safe only because each thread writes back exactly the elements it read. The
+// columns' round one, in image_samples, is this round written out beside the gather: compare
+// yours with it.
+__device__ __forceinline__ void round_one(float2* line, int n2, unsigned occupied) {
+  // As handed out: the row is left as it is.
+}
+
+// A block images a slice of one channel's samples, `per_trip` samples (2, or 1 where two do
+// not fit in shared memory) a round trip. A thread is (lane, eighth). POLS: 1 or 2 grids.
+//
+// Columns: only the occupied ones are transformed (`column_lists`). Item i (i = lane, lane +
+// 64, ...) of the trip's per_trip x occupied column transforms is column `column_order[i mod
+// occupied]` of sample i / occupied: with two samples and at most 32 occupied columns every
+// thread has one, and the 16 warps share the work evenly. Round one gathers the item's eight
+// cells from their lists straight into registers (no zeroing, no atomics; each stand decoded
+// once a sample into `fields`, staged a trip ahead) and writes A (a column per item, unpadded:
+// only ever read down a column); round two reads A and writes the column into the sample's
+// grid B. Rows: row `lane` of each sample's B, round one in place (reading only the occupied
+// columns), round two into registers, where the products are summed. Three barriers a trip;
+// A and B are what lets one barrier serve each exchange: a round never writes what another
+// thread may still read.
 //
 // The sums of a pixel over the samples are the four numbers every product is made of: |X|^2,
 // |Y|^2, and the real and imaginary parts of X conj(Y).
 template <int POLS>
 __global__ void __launch_bounds__(kThreads, 1)
-    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
-                  const int32_t* __restrict__ cell_start, const int2* __restrict__ cell_entry, float* image) {
+    image_samples(Shape s, int samples, int per_slice, int per_trip, ProductList pl, const uint8_t* __restrict__ volts,
+                  const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
+                  const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
+                  const uint4* __restrict__ entry_ends, int a_row, float* image) {
   extern __shared__ float2 shared[];
   constexpr int kGrid = kN * kRow;
-  float2* const grid_a = shared;                     // POLS grids
-  float2* const grid_b = shared + POLS * kGrid;      // POLS grids
-  uint8_t* const bytes = reinterpret_cast<uint8_t*>(shared + 2 * POLS * kGrid);  // 2 x kMaxBytes
+  float2* const grid_b = shared;                                 // per_trip x POLS padded grids
+  float2* const grid_a = shared + per_trip * POLS * kGrid;       // POLS x kN rows of a_row items
+  float4* const fields = reinterpret_cast<float4*>(grid_a + POLS * kN * a_row);  // 2 trips x per_trip x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN;
   const int sample_bytes = s.stands * POLS;
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
-
-  // This thread's eight cells are (row 8 n1 + eighth, column lane): a warp reads the bounds of
-  // 32 adjacent lists, one coalesced load (kept in registers they would spill).
   const size_t nn = size_t(kN) * kN;
-  const int32_t* my_lists = cell_start + size_t(c) * nn + size_t(eighth) * kN + lane;
+  const int occupied = __ldg(occupied_columns + c);
+  const int32_t* columns = column_order + size_t(c) * kN;
+  unsigned row_mask = 0;  // bit n1: column 8 n1 + eighth holds a stand
+  for (int ci = 0; ci < occupied; ++ci) {
+    const int x = __ldg(columns + ci);
+    if (x % 8 == eighth) row_mask |= 1u << (x / 8);
+  }
 
-  // Bytes a thread moves per sample: thread i the bytes i and i + kThreads.
-  uint8_t ahead[kMaxBytes / kThreads];
+  // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
+  // decoded one trip ahead.
+  uint32_t ahead[2] = {0, 0};
   auto fetch = [&](int t) {
 #pragma unroll
-    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
-      const int e = threadIdx.x + k * kThreads;
-      if (e < sample_bytes && t < last) ahead[k] = channel_bytes[size_t(t) * sample_stride + e];
-    }
+    for (int k = 0; k < 2; ++k)  // fixed bounds: `ahead` stays in registers
+      if (k < per_trip && int(threadIdx.x) < s.stands && t + k < last) {
+        const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * POLS;
+        ahead[k] = POLS > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
+      }
   };
   auto stage = [&](int t) {
+    float4* to = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    if (int(threadIdx.x) < s.stands)
 #pragma unroll
-    for (int k = 0; k < kMaxBytes / kThreads; ++k) {
-      const int e = threadIdx.x + k * kThreads;
-      if (e < sample_bytes) bytes[(t & 1) * kMaxBytes + e] = ahead[k];
-    }
+      for (int k = 0; k < 2; ++k)
+        if (k < per_trip) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], POLS);
   };
   fetch(first);
   stage(first);
-  fetch(first + 1);
+  fetch(first + per_trip);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; ++t) {
-    // Columns, round one: gather the eight cells, both polarizations, from the staged bytes.
-    const uint8_t* now = bytes + (t & 1) * kMaxBytes;
-    float2 v[POLS][8];
+  for (int t = first; t < last; t += per_trip) {
+    const int count = min(per_trip, last - t), items = count * occupied;  // samples, column transforms
+    // Columns, round one: gather the eight cells, both polarizations, from the staged fields.
+    const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    for (int i = lane; i < items; i += kN) {
+      const int sample = i >= occupied, ci = i - sample * occupied;  // per_trip <= 2: no division
+      const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
+      const int2* run = entries + __ldg(entry_first + thread);
+      const uint4 ends = __ldg(entry_ends + thread);
+      const float4* f_of = now + sample * s.stands;
+      float2 v[POLS][8];
 #pragma unroll
-    for (int n1 = 0; n1 < 8; ++n1) {
-      float2 cell[POLS];
-#pragma unroll
-      for (int p = 0; p < POLS; ++p) cell[p] = make_float2(0, 0);
-      const int from = __ldg(my_lists + 8 * n1 * kN), to = __ldg(my_lists + 8 * n1 * kN + 1);
-      for (int e = from; e < to; ++e) {
-        const int2 entry = cell_entry[e];  // (stand, weight)
-        const float w = __int_as_float(entry.y);
-#pragma unroll
-        for (int p = 0; p < POLS; ++p) {
-          const uint8_t b = now[entry.x * POLS + p];
-          cell[p].x += w * float(nibble_re(b));
-          cell[p].y += w * float(nibble_im(b));
+      for (int n1 = 0; n1 < 8; ++n1) {
+        float4 xy = make_float4(0, 0, 0, 0);
+        for (int e = n1 > 0 ? cell_end(ends, n1 - 1) : 0; e < cell_end(ends, n1); ++e) {
+          const int2 entry = run[e];  // (stand, weight)
+          const float w = __int_as_float(entry.y);
+          const float4 f = f_of[entry.x];
+          xy.x += w * f.x, xy.y += w * f.y;
+          if (POLS > 1) xy.z += w * f.z, xy.w += w * f.w;
         }
+        v[0][n1] = make_float2(xy.x, xy.y);
+        if (POLS > 1) v[POLS - 1][n1] = make_float2(xy.z, xy.w);
       }
 #pragma unroll
-      for (int p = 0; p < POLS; ++p) v[p][n1] = cell[p];
-    }
+      for (int p = 0; p < POLS; ++p) {
+        dft8(v[p]);
 #pragma unroll
-    for (int p = 0; p < POLS; ++p) {
-      dft8(v[p]);
-#pragma unroll
-      for (int k1 = 0; k1 < 8; ++k1) grid_a[p * kGrid + (8 * k1 + eighth) * kRow + lane] = mul(v[p][k1], c_twiddle[eighth * k1]);
+        for (int k1 = 0; k1 < 8; ++k1) grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = mul(v[p][k1], c_twiddle[eighth * k1]);
+      }
     }
-    // The next sample's bytes into the other buffer (last read a sample ago, before a barrier),
-    // and the one after that from global memory, a whole sample ahead of its use.
-    if (t + 1 < last) stage(t + 1);
-    fetch(t + 2);
+    // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
+    // and the bytes of the one after that from global memory, a whole trip ahead of their use.
+    if (t + per_trip < last) stage(t + per_trip);
+    fetch(t + 2 * per_trip);
     __syncthreads();
 
-    // Columns, round two: A -> B.
+    // Columns, round two: A's item -> its column of the sample's grids.
+    for (int i = lane; i < items; i += kN) {
+      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
 #pragma unroll
-    for (int p = 0; p < POLS; ++p) {
-      round_two(grid_a + p * kGrid + lane, kRow, eighth, v[p]);
+      for (int p = 0; p < POLS; ++p) {
+        float2 v[8];
+        round_two(grid_a + p * kN * a_row + i, a_row, eighth, v);
 #pragma unroll
-      for (int k2 = 0; k2 < 8; ++k2) grid_b[p * kGrid + (eighth + 8 * k2) * kRow + lane] = v[p][k2];
+        for (int k2 = 0; k2 < 8; ++k2) grid_b[(sample * POLS + p) * kGrid + (eighth + 8 * k2) * kRow + x] = v[k2];
+      }
     }
     __syncthreads();
 
-    // Rows, round one, in B in place; round two into registers.
-#pragma unroll
-    for (int p = 0; p < POLS; ++p) round_one(grid_b + p * kGrid + lane * kRow, 1, eighth);
+    // Rows, round one, in place; round two into registers, then the products.
+    for (int g = 0; g < count * POLS; ++g) round_one(grid_b + g * kGrid + lane * kRow, eighth, row_mask);
     __syncthreads();
+    for (int sample = 0; sample < count; ++sample) {
+      float2 v[POLS][8];
 #pragma unroll
-    for (int p = 0; p < POLS; ++p) round_two(grid_b + p * kGrid + lane * kRow, 1, eighth, v[p]);
-
-    // Cross-multiply and accumulate: v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
+      for (int p = 0; p < POLS; ++p) round_two(grid_b + (sample * POLS + p) * kGrid + lane * kRow, 1, eighth, v[p]);
+      // v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const float2 fx = v[0][k];
-      xx[k] += fx.x * fx.x + fx.y * fx.y;
-      if (POLS > 1) {
-        const float2 fy = v[POLS - 1][k];
-        yy[k] += fy.x * fy.x + fy.y * fy.y;
-        xy_re[k] += fx.x * fy.x + fx.y * fy.y;
-        xy_im[k] += fx.y * fy.x - fx.x * fy.y;
+      for (int k = 0; k < 8; ++k) {
+        const float2 fx = v[0][k];
+        xx[k] += fx.x * fx.x + fx.y * fx.y;
+        if (POLS > 1) {
+          const float2 fy = v[POLS - 1][k];
+          yy[k] += fy.x * fy.x + fy.y * fy.y;
+          xy_re[k] += fx.x * fy.x + fx.y * fy.y;
+          xy_im[k] += fx.y * fy.x - fx.x * fy.y;
+        }
       }
     }
   }
@@ -247,19 +269,17 @@ class Fused final : public Step {
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     image_.resize(in.image_values());
     autos_.resize(size_t(in.channels) * in.stands);
-    if (in.stands * in.pols > kMaxBytes)
-      throw core::UsageError("03_fused stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
-                             std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
+    if (in.stands > kThreads)
+      throw core::UsageError("03_fused decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+                             std::to_string(in.stands) + " is more");
     const size_t plan = size_t(in.channels) * in.stands;
-    const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
-    std::vector<int2> entry(lists.stand.size());
-    for (size_t e = 0; e < entry.size(); ++e) {
-      int32_t w;
-      std::memcpy(&w, &lists.weight[e], sizeof w);
-      entry[e] = make_int2(lists.stand[e], w);
-    }
-    cell_start_.upload(lists.start.data(), lists.start.size());
-    cell_entry_.upload(entry.data(), entry.size());
+    const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's, occupied columns first
+    column_order_.upload(lists.column.data(), lists.column.size());
+    occupied_.upload(lists.occupied.data(), lists.occupied.size());
+    entries_.upload(lists.entry.data(), lists.entry.size());
+    entry_first_.upload(lists.first.data(), lists.first.size());
+    entry_ends_.upload(lists.ends.data(), lists.ends.size());
+    occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
     weight_x_.upload(in.weight_x, plan * in.support);
     weight_y_.upload(in.weight_y, plan * in.support);
     correction_.upload(in.correction, size_t(in.image_size));
@@ -271,14 +291,24 @@ class Fused final : public Step {
     }
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle, twiddle, sizeof(twiddle)));
 
-    // Shared memory per block: two padded grids per polarization and two samples' bytes
-    // (135,168 bytes for two polarizations: far over the 48 KB a block gets without asking).
-    smem_ = 2 * size_t(in.pols) * kN * kRow * sizeof(float2) + 2 * kMaxBytes;
+    // Shared memory per block, per_trip samples a round trip: a padded grid per sample and
+    // polarization, A (a column per item of the busiest channel) per polarization, and two trips'
+    // decoded fields: 206,848 bytes with two samples, two polarizations, 28 occupied columns (LWA-SV
+    // at 38 MHz) and 256 stands, far over the 48 KB a block gets without asking. One sample a
+    // trip where two do not fit (a wide aperture: many occupied columns).
+    int device = 0, sms = 0, per_sm = 0, most = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    auto shared_bytes = [&](int per_trip) {
+      return (size_t(per_trip) * in.pols * kN * kRow + size_t(in.pols) * kN * per_trip * occupied_max_) * sizeof(float2) +
+             2 * size_t(per_trip) * in.stands * sizeof(float4);
+    };
+    per_trip_ = shared_bytes(2) <= size_t(most) ? 2 : 1;
+    a_row_ = per_trip_ * occupied_max_;
+    smem_ = shared_bytes(per_trip_);
     const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
-    int device = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_));
     blocks_per_sm_ = per_sm;
@@ -298,11 +328,13 @@ class Fused final : public Step {
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (in_.pols > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
-                                                    cell_entry_.data(), image_.data());
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
+                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
+                                                    a_row_, image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, cell_start_.data(),
-                                                    cell_entry_.data(), image_.data());
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
+                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
+                                                    a_row_, image_.data());
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -331,20 +363,23 @@ class Fused final : public Step {
     params["threads"] = kThreads;
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
+    params["samples_per_trip"] = per_trip_;
+    params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
     nlohmann::json phases = nlohmann::json::object();
     for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
     params["phase_ms_per_gulp"] = phases;
   }
 
  private:
-  int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
+  int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
-  core::DeviceArray<int32_t> cell_start_;
-  core::DeviceArray<int2> cell_entry_;
+  core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
+  core::DeviceArray<int2> entries_;
+  core::DeviceArray<uint4> entry_ends_;
   core::DeviceArray<int4> autos_;
   PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
