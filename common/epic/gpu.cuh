@@ -234,6 +234,25 @@ inline CellLists make_cell_lists(const Inputs& in) {
   return l;
 }
 
+// Each channel's grid columns, those that hold a stand under its support first, then the
+// empty ones (a permutation of 0 .. n - 1 per channel, appended to `column`), and how many are
+// occupied (`occupied`, per channel). A column with no stand is zero, and so is its transform.
+inline void occupied_columns_first(const CellLists& cl, int channels, int n, std::vector<int32_t>& column,
+                                   std::vector<int32_t>& occupied) {
+  const size_t nn = size_t(n) * n;
+  occupied.assign(size_t(channels), 0);
+  std::vector<char> used(static_cast<size_t>(n), 0);
+  for (int c = 0; c < channels; ++c) {
+    std::fill(used.begin(), used.end(), 0);
+    for (size_t k = size_t(c) * nn; k < size_t(c + 1) * nn; ++k)
+      if (cl.start[k + 1] > cl.start[k]) used[k % size_t(n)] = 1;
+    for (int pass = 1; pass >= 0; --pass)
+      for (int x = 0; x < n; ++x)
+        if (used[size_t(x)] == pass) column.push_back(x);
+    occupied[size_t(c)] = int32_t(std::count(used.begin(), used.end(), 1));
+  }
+}
+
 // The gather lists of the fused 64 x 64 steps (03, 04), arranged for the thread that uses them.
 // Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
 // eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
@@ -255,20 +274,11 @@ inline ColumnLists column_lists(const Inputs& in) {
   const CellLists cl = make_cell_lists(in);
   const size_t nn = size_t(n) * n;
   ColumnLists l;
-  l.occupied.assign(size_t(in.channels), 0);
+  occupied_columns_first(cl, in.channels, n, l.column, l.occupied);
   l.first.assign(size_t(in.channels) * n * 8, 0);
   l.ends.assign(size_t(in.channels) * n * 8, make_uint4(0, 0, 0, 0));
-  std::vector<char> used(static_cast<size_t>(n), 0);
   for (int c = 0; c < in.channels; ++c) {
     auto cell = [&](int y, int x) { return size_t(c) * nn + size_t(y) * n + x; };
-    std::fill(used.begin(), used.end(), 0);
-    for (int y = 0; y < n; ++y)
-      for (int x = 0; x < n; ++x)
-        if (cl.start[cell(y, x) + 1] > cl.start[cell(y, x)]) used[size_t(x)] = 1;
-    for (int pass = 1; pass >= 0; --pass)
-      for (int x = 0; x < n; ++x)
-        if (used[size_t(x)] == pass) l.column.push_back(x);
-    l.occupied[size_t(c)] = int32_t(std::count(used.begin(), used.end(), 1));
     for (int lane = 0; lane < l.occupied[size_t(c)]; ++lane)
       for (int eighth = 0; eighth < 8; ++eighth) {
         const size_t thread = (size_t(c) * n + lane) * 8 + eighth;

@@ -103,21 +103,12 @@ FoldedLists folded_lists(const Inputs& in) {
   const CellLists cl = make_cell_lists(in);
   const size_t nn = size_t(kN) * kN;
   FoldedLists l;
-  l.occupied.assign(size_t(in.channels), 0);
+  occupied_columns_first(cl, in.channels, kN, l.column, l.occupied);  // 03's order: occupied first
   l.first.assign(size_t(in.channels) * kParts * kN * 8, 0);
   l.ends.assign(l.first.size(), make_uint2(0, 0));
-  std::vector<char> used(static_cast<size_t>(kN), 0);
   for (int c = 0; c < in.channels; ++c) {
     auto cell = [&](int y, int x) { return size_t(c) * nn + size_t(y) * kN + x; };
-    std::fill(used.begin(), used.end(), 0);
-    for (int y = 0; y < kN; ++y)
-      for (int x = 0; x < kN; ++x)
-        if (cl.start[cell(y, x) + 1] > cl.start[cell(y, x)]) used[size_t(x)] = 1;
-    for (int pass = 1; pass >= 0; --pass)
-      for (int x = 0; x < kN; ++x)
-        if (used[size_t(x)] == pass) l.column.push_back(x);
-    const int occupied = int(std::count(used.begin(), used.end(), 1));
-    l.occupied[size_t(c)] = occupied;
+    const int occupied = l.occupied[size_t(c)];
     for (int part = 0; part < kParts; ++part)
       for (int ci = 0; ci < occupied; ++ci)
         for (int n2 = 0; n2 < 8; ++n2) {
