@@ -87,21 +87,22 @@ __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied)
 }
 
 // 03's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
-// zero), so the kernel no longer depends on their number. The same trips of `per_trip` samples,
-// occupied columns shared among the threads, three barriers a trip. kMinBlocks: the blocks an
+// zero), so the kernel no longer depends on their number. The same trips, always of two
+// samples (half the bytes of 03's grids: two fit in shared memory whatever the aperture, at
+// most 164 KB), occupied columns shared among the threads, three barriers a trip. kMinBlocks: the blocks an
 // SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
 // SM: 128 for one block of 512 threads, 64 for two, at the cost of spilled values).
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    image_samples(Shape s, int samples, int per_slice, int per_trip, ProductList pl, const uint8_t* __restrict__ volts,
+    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
                   const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
                   const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
                   const uint4* __restrict__ entry_ends, int a_row, float* image) {
+  constexpr int TRIP = 2, kGrid = kN * kRow;
   extern __shared__ Pair shared[];
-  constexpr int kGrid = kN * kRow;
-  Pair* const grid_b = shared;                        // per_trip padded grids
-  Pair* const grid_a = shared + per_trip * kGrid;     // kN rows of a_row items
-  float4* const fields = reinterpret_cast<float4*>(grid_a + kN * a_row);  // 2 trips x per_trip x stands
+  Pair* const grid_b = shared;                    // TRIP padded grids
+  Pair* const grid_a = shared + TRIP * kGrid;     // kN rows of a_row items
+  float4* const fields = reinterpret_cast<float4*>(grid_a + kN * a_row);  // 2 trips x TRIP x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN, pols = s.pols;
   const int sample_bytes = s.stands * pols;
@@ -118,34 +119,33 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
   // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
   // decoded one trip ahead.
-  uint32_t ahead[2] = {0, 0};
+  uint32_t ahead[TRIP] = {};
   auto fetch = [&](int t) {
 #pragma unroll
-    for (int k = 0; k < 2; ++k)  // fixed bounds: `ahead` stays in registers
-      if (k < per_trip && int(threadIdx.x) < s.stands && t + k < last) {
+    for (int k = 0; k < TRIP; ++k)
+      if (int(threadIdx.x) < s.stands && t + k < last) {
         const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * pols;
         ahead[k] = pols > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
       }
   };
   auto stage = [&](int t) {
-    float4* to = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    float4* to = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
     if (int(threadIdx.x) < s.stands)
 #pragma unroll
-      for (int k = 0; k < 2; ++k)
-        if (k < per_trip) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], pols);
+      for (int k = 0; k < TRIP; ++k) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], pols);
   };
   fetch(first);
   stage(first);
-  fetch(first + per_trip);
+  fetch(first + TRIP);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; t += per_trip) {
-    const int count = min(per_trip, last - t), items = count * occupied;  // samples, column transforms
+  for (int t = first; t < last; t += TRIP) {
+    const int count = min(TRIP, last - t), items = count * occupied;  // samples, column transforms
     // Columns, round one: gather the eight cells in float, round each to a pair of half2.
-    const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    const float4* now = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
     for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, ci = i - sample * occupied;  // per_trip <= 2: no division
+      const int sample = i >= occupied, ci = i - sample * occupied;  // TRIP <= 2: no division
       const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
     // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
     // and the bytes of the one after that from global memory, a whole trip ahead of their use.
-    if (t + per_trip < last) stage(t + per_trip);
-    fetch(t + 2 * per_trip);
+    if (t + TRIP < last) stage(t + TRIP);
+    fetch(t + 2 * TRIP);
     __syncthreads();
 
     // Columns, round two: A's item -> its column of the sample's grid.
@@ -192,10 +192,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const float2 re = __half22float2(v[k].re), im = __half22float2(v[k].im);
-        xx[k] += re.x * re.x + im.x * im.x;
-        yy[k] += re.y * re.y + im.y * im.y;
-        xy_re[k] += re.x * re.y + im.x * im.y;
-        xy_im[k] += im.x * re.y - re.x * im.y;
+        xx[k] = fmaf(re.x, re.x, fmaf(im.x, im.x, xx[k]));  // two fused multiply-adds a sum
+        yy[k] = fmaf(re.y, re.y, fmaf(im.y, im.y, yy[k]));
+        xy_re[k] = fmaf(re.x, re.y, fmaf(im.x, im.y, xy_re[k]));
+        xy_im[k] = fmaf(im.x, re.y, fmaf(-re.x, im.y, xy_im[k]));
       }
     }
   }
@@ -256,18 +256,17 @@ class Fused final : public Step {
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_sin, sines, sizeof(sines)));
 
     // Shared memory per block: two samples' padded grids of pairs, A (a column per item of the
-    // busiest channel: 56 for LWA-SV at 38 MHz), and two pairs of samples' decoded fields
-    // (111,616 bytes with 28 occupied columns and 256 stands: two blocks an SM).
+    // busiest channel: 56 for LWA-SV at 38 MHz), and two trips' decoded fields (111,616 bytes
+    // with 28 occupied columns and 256 stands; at most 164 KB, 64 columns and 512 stands).
     int device = 0, sms = 0, per_sm = 0, most = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    auto shared_bytes = [&](int per_trip) {
-      return (size_t(per_trip) * kN * kRow + size_t(kN) * per_trip * occupied_max_) * sizeof(Pair) +
-             2 * size_t(per_trip) * in.stands * sizeof(float4);
-    };
-    per_trip_ = shared_bytes(2) <= size_t(most) ? 2 : 1;
-    a_row_ = per_trip_ * occupied_max_;
-    smem_ = shared_bytes(per_trip_);
+    a_row_ = 2 * occupied_max_;
+    smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
+    if (smem_ > size_t(most))
+      throw core::UsageError("04_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+                             std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
+                             " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
@@ -290,11 +289,11 @@ class Fused final : public Step {
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (min_blocks_ > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
+        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
                                                     a_row_, image_.data());
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
+        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
                                                     occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
                                                     a_row_, image_.data());
       CUDA_CHECK_LAUNCH();
@@ -325,7 +324,7 @@ class Fused final : public Step {
     params["threads"] = kThreads;
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
-    params["samples_per_trip"] = per_trip_;
+    params["samples_per_trip"] = 2;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
     nlohmann::json phases = nlohmann::json::object();
     for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
@@ -333,7 +332,7 @@ class Fused final : public Step {
   }
 
  private:
-  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
+  int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
   Inputs in_{};
   Shape s_{};

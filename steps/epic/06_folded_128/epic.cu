@@ -270,10 +270,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const float2 re = __half22float2(v[k].re), im = __half22float2(v[k].im);
-        xx[k] += re.x * re.x + im.x * im.x;
-        yy[k] += re.y * re.y + im.y * im.y;
-        xy_re[k] += re.x * re.y + im.x * im.y;
-        xy_im[k] += im.x * re.y - re.x * im.y;
+        xx[k] = fmaf(re.x, re.x, fmaf(im.x, im.x, xx[k]));  // two fused multiply-adds a sum
+        yy[k] = fmaf(re.y, re.y, fmaf(im.y, im.y, yy[k]));
+        xy_re[k] = fmaf(re.x, re.y, fmaf(im.x, im.y, xy_re[k]));
+        xy_im[k] = fmaf(im.x, re.y, fmaf(-re.x, im.y, xy_im[k]));
       }
     }
   }
