@@ -99,11 +99,12 @@ __device__ __forceinline__ void round_one(float2* line, int n2, unsigned occupie
   // As handed out: the row is left as it is.
 }
 
-// A block images a slice of one channel's samples, `per_trip` samples (2, or 1 where two do
-// not fit in shared memory) a round trip. A thread is (lane, eighth). POLS: 1 or 2 grids.
+// A block images a slice of one channel's samples, TRIP samples (2, or 1 where two do not fit
+// in shared memory) a round trip. A thread is (lane, eighth). POLS: 1 or 2 grids. Both are
+// template parameters: the trip's loops unroll and its indices need no division.
 //
 // Columns: only the occupied ones are transformed (`column_lists`). Item i (i = lane, lane +
-// 64, ...) of the trip's per_trip x occupied column transforms is column `column_order[i mod
+// 64, ...) of the trip's TRIP x occupied column transforms is column `column_order[i mod
 // occupied]` of sample i / occupied: with two samples and at most 32 occupied columns every
 // thread has one, and the 16 warps share the work evenly. Round one gathers the item's eight
 // cells from their lists straight into registers (no zeroing, no atomics; each stand decoded
@@ -116,17 +117,17 @@ __device__ __forceinline__ void round_one(float2* line, int n2, unsigned occupie
 //
 // The sums of a pixel over the samples are the four numbers every product is made of: |X|^2,
 // |Y|^2, and the real and imaginary parts of X conj(Y).
-template <int POLS>
+template <int POLS, int TRIP>
 __global__ void __launch_bounds__(kThreads, 1)
-    image_samples(Shape s, int samples, int per_slice, int per_trip, ProductList pl, const uint8_t* __restrict__ volts,
+    image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
                   const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
                   const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
                   const uint4* __restrict__ entry_ends, int a_row, float* image) {
   extern __shared__ float2 shared[];
   constexpr int kGrid = kN * kRow;
-  float2* const grid_b = shared;                                 // per_trip x POLS padded grids
-  float2* const grid_a = shared + per_trip * POLS * kGrid;       // POLS x kN rows of a_row items
-  float4* const fields = reinterpret_cast<float4*>(grid_a + POLS * kN * a_row);  // 2 trips x per_trip x stands
+  float2* const grid_b = shared;                             // TRIP x POLS padded grids
+  float2* const grid_a = shared + TRIP * POLS * kGrid;       // POLS x kN rows of a_row items
+  float4* const fields = reinterpret_cast<float4*>(grid_a + POLS * kN * a_row);  // 2 trips x TRIP x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN;
   const int sample_bytes = s.stands * POLS;
@@ -143,34 +144,33 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
   // decoded one trip ahead.
-  uint32_t ahead[2] = {0, 0};
+  uint32_t ahead[TRIP] = {};
   auto fetch = [&](int t) {
 #pragma unroll
-    for (int k = 0; k < 2; ++k)  // fixed bounds: `ahead` stays in registers
-      if (k < per_trip && int(threadIdx.x) < s.stands && t + k < last) {
+    for (int k = 0; k < TRIP; ++k)
+      if (int(threadIdx.x) < s.stands && t + k < last) {
         const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * POLS;
         ahead[k] = POLS > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
       }
   };
   auto stage = [&](int t) {
-    float4* to = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    float4* to = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
     if (int(threadIdx.x) < s.stands)
 #pragma unroll
-      for (int k = 0; k < 2; ++k)
-        if (k < per_trip) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], POLS);
+      for (int k = 0; k < TRIP; ++k) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], POLS);
   };
   fetch(first);
   stage(first);
-  fetch(first + per_trip);
+  fetch(first + TRIP);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; t += per_trip) {
-    const int count = min(per_trip, last - t), items = count * occupied;  // samples, column transforms
+  for (int t = first; t < last; t += TRIP) {
+    const int count = min(TRIP, last - t), items = count * occupied;  // samples, column transforms
     // Columns, round one: gather the eight cells, both polarizations, from the staged fields.
-    const float4* now = fields + ((t - first) / per_trip & 1) * per_trip * s.stands;
+    const float4* now = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
     for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, ci = i - sample * occupied;  // per_trip <= 2: no division
+      const int sample = i >= occupied, ci = i - sample * occupied;  // TRIP <= 2: no division
       const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
@@ -193,13 +193,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int p = 0; p < POLS; ++p) {
         dft8(v[p]);
 #pragma unroll
-        for (int k1 = 0; k1 < 8; ++k1) grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = mul(v[p][k1], c_twiddle[eighth * k1]);
+        for (int k1 = 0; k1 < 8; ++k1)  // k1 = 0: the twiddle is 1 (the loop is unrolled: no test at run time)
+          grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = k1 == 0 ? v[p][0] : mul(v[p][k1], c_twiddle[eighth * k1]);
       }
     }
     // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
     // and the bytes of the one after that from global memory, a whole trip ahead of their use.
-    if (t + per_trip < last) stage(t + per_trip);
-    fetch(t + 2 * per_trip);
+    if (t + TRIP < last) stage(t + TRIP);
+    fetch(t + 2 * TRIP);
     __syncthreads();
 
     // Columns, round two: A's item -> its column of the sample's grids.
@@ -226,12 +227,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const float2 fx = v[0][k];
-        xx[k] += fx.x * fx.x + fx.y * fx.y;
+        xx[k] = fmaf(fx.x, fx.x, fmaf(fx.y, fx.y, xx[k]));  // two fused multiply-adds a sum
         if (POLS > 1) {
           const float2 fy = v[POLS - 1][k];
-          yy[k] += fy.x * fy.x + fy.y * fy.y;
-          xy_re[k] += fx.x * fy.x + fx.y * fy.y;
-          xy_im[k] += fx.y * fy.x - fx.x * fy.y;
+          yy[k] = fmaf(fy.x, fy.x, fmaf(fy.y, fy.y, yy[k]));
+          xy_re[k] = fmaf(fx.x, fy.x, fmaf(fx.y, fy.y, xy_re[k]));
+          xy_im[k] = fmaf(fx.y, fy.x, fmaf(-fx.x, fy.y, xy_im[k]));
         }
       }
     }
@@ -306,7 +307,12 @@ class Fused final : public Step {
     per_trip_ = shared_bytes(2) <= size_t(most) ? 2 : 1;
     a_row_ = per_trip_ * occupied_max_;
     smem_ = shared_bytes(per_trip_);
-    const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
+    if (smem_ > size_t(most))
+      throw core::UsageError("03_fused needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+                             std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
+                             " stands; this GPU gives a block at most " + std::to_string(most));
+    const void* kernel = in.pols > 1 ? (per_trip_ > 1 ? (const void*)image_samples<2, 2> : (const void*)image_samples<2, 1>)
+                                     : (per_trip_ > 1 ? (const void*)image_samples<1, 2> : (const void*)image_samples<1, 1>);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -328,13 +334,9 @@ class Fused final : public Step {
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
       if (in_.pols > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
-                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    a_row_, image_.data());
+        per_trip_ > 1 ? launch<2, 2>(grid, samples, per_slice, pl, volts) : launch<2, 1>(grid, samples, per_slice, pl, volts);
       else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, per_trip_, pl, volts, column_order_.data(),
-                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    a_row_, image_.data());
+        per_trip_ > 1 ? launch<1, 2>(grid, samples, per_slice, pl, volts) : launch<1, 1>(grid, samples, per_slice, pl, volts);
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -371,6 +373,13 @@ class Fused final : public Step {
   }
 
  private:
+  template <int POLS, int TRIP>
+  void launch(dim3 grid, int samples, int per_slice, const ProductList& pl, const uint8_t* volts) {
+    image_samples<POLS, TRIP><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(), occupied_.data(),
+                                                        entries_.data(), entry_first_.data(), entry_ends_.data(), a_row_,
+                                                        image_.data());
+  }
+
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
   size_t smem_ = 0;
   Inputs in_{};

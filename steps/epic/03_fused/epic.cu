@@ -77,8 +77,9 @@ __device__ __forceinline__ void round_one(float2* line, int n2, unsigned occupie
 #pragma unroll
   for (int n1 = 0; n1 < 8; ++n1) v[n1] = occupied >> n1 & 1 ? line[8 * n1 + n2] : make_float2(0, 0);
   dft8(v);
+  line[n2] = v[0];  // k1 = 0: the twiddle is 1
 #pragma unroll
-  for (int k1 = 0; k1 < 8; ++k1) line[8 * k1 + n2] = mul(v[k1], c_twiddle[n2 * k1]);
+  for (int k1 = 1; k1 < 8; ++k1) line[8 * k1 + n2] = mul(v[k1], c_twiddle[n2 * k1]);
 }
 
 // A block images a slice of one channel's samples, TRIP samples (2, or 1 where two do not fit
@@ -175,7 +176,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int p = 0; p < POLS; ++p) {
         dft8(v[p]);
 #pragma unroll
-        for (int k1 = 0; k1 < 8; ++k1) grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = mul(v[p][k1], c_twiddle[eighth * k1]);
+        for (int k1 = 0; k1 < 8; ++k1)  // k1 = 0: the twiddle is 1 (the loop is unrolled: no test at run time)
+          grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = k1 == 0 ? v[p][0] : mul(v[p][k1], c_twiddle[eighth * k1]);
       }
     }
     // The next trip's fields into the other buffer (last read a trip ago, before a barrier),

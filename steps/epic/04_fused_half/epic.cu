@@ -82,8 +82,9 @@ __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied)
   for (int n1 = 0; n1 < 8; ++n1)
     v[n1] = occupied >> n1 & 1 ? line[8 * n1 + n2] : Pair{__float2half2_rn(0.f), __float2half2_rn(0.f)};
   dft8(v);
+  line[n2] = v[0];  // k1 = 0: the twiddle is 1
 #pragma unroll
-  for (int k1 = 0; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
+  for (int k1 = 1; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
 }
 
 // 03's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
@@ -164,7 +165,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       }
       dft8(v);
 #pragma unroll
-      for (int k1 = 0; k1 < 8; ++k1) grid_a[(8 * k1 + eighth) * a_row + i] = twiddle(v[k1], eighth * k1);
+      for (int k1 = 0; k1 < 8; ++k1)  // k1 = 0: the twiddle is 1 (the loop is unrolled: no test at run time)
+        grid_a[(8 * k1 + eighth) * a_row + i] = k1 == 0 ? v[0] : twiddle(v[k1], eighth * k1);
     }
     // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
     // and the bytes of the one after that from global memory, a whole trip ahead of their use.

@@ -79,7 +79,8 @@ __device__ __forceinline__ void dft16(Pair (&v)[16]) {  // two 8-point DFTs and 
   dft8(o);
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
-    const Pair t = twiddle(o[k], 8 * k);  // e^{2 pi i k / 16} = e^{2 pi i 8k / 128}
+    // e^{2 pi i k / 16} = e^{2 pi i 8k / 128}: 1 for k = 0, i for k = 4 (no multiply)
+    const Pair t = k == 0 ? o[0] : k == 4 ? Pair{__hneg2(o[4].im), o[4].re} : twiddle(o[k], 8 * k);
     v[k] = add(e[k], t), v[k + 8] = sub(e[k], t);
   }
 }
@@ -148,8 +149,9 @@ __device__ __forceinline__ void row_round_one(Pair* line, int n2, unsigned occup
   for (int n1 = 0; n1 < 16; ++n1)
     v[n1] = occupied >> n1 & 1 ? line[8 * n1 + n2] : Pair{__float2half2_rn(0.f), __float2half2_rn(0.f)};
   dft16(v);
+  line[n2] = v[0];  // k1 = 0: the twiddle is 1
 #pragma unroll
-  for (int k1 = 0; k1 < 16; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
+  for (int k1 = 1; k1 < 16; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
 }
 
 // A block images one (channel, part, slice of the samples), in trips of two samples. Roles:
@@ -239,7 +241,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       dft4(v[0], v[1], v[2], v[3]);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) grid_a[(8 * q + eighth) * a_row + i] = twiddle(v[q], 4 * eighth * q);  // e^{2 pi i n2 k1 / 32}
+      for (int q = 0; q < 4; ++q)  // e^{2 pi i n2 k1 / 32}, 1 for k1 = 0
+        grid_a[(8 * q + eighth) * a_row + i] = q == 0 ? v[0] : twiddle(v[q], 4 * eighth * q);
     }
     if (t + kTrip < last) stage(t + kTrip);
     fetch(t + 2 * kTrip);
