@@ -43,12 +43,16 @@ struct Pair {
 };
 
 // e^{+2 pi i m / 128}, each part in both halves, made in double on the host and rounded once.
-__constant__ half2 c_twiddle_cos[kN], c_twiddle_sin[kN];
+struct Twiddle {
+  half2 cos, sin;  // 8 bytes: one constant load a twiddle
+};
+__constant__ Twiddle c_twiddle[kN];
 
 __device__ __forceinline__ Pair add(Pair a, Pair b) { return {__hadd2(a.re, b.re), __hadd2(a.im, b.im)}; }
 __device__ __forceinline__ Pair sub(Pair a, Pair b) { return {__hsub2(a.re, b.re), __hsub2(a.im, b.im)}; }
 __device__ __forceinline__ Pair twiddle(Pair a, int m) {  // a e^{2 pi i m / 128}, both polarizations at once
-  const half2 c = c_twiddle_cos[m], s = c_twiddle_sin[m];
+  const Twiddle w = c_twiddle[m];
+  const half2 c = w.cos, s = w.sin;
   return {__hfma2(a.re, c, __hneg2(__hmul2(a.im, s))), __hfma2(a.re, s, __hmul2(a.im, c))};
 }
 
@@ -327,14 +331,12 @@ class Folded final : public Step {
     weight_y_.upload(in.weight_y, plan * in.support);
     correction_.upload(in.correction, size_t(in.image_size));
 
-    half2 cosines[kN], sines[kN];
+    Twiddle twiddles[kN];
     for (int m = 0; m < kN; ++m) {
       const double phase = 2 * M_PI * m / kN;
-      cosines[m] = __float2half2_rn(float(std::cos(phase)));
-      sines[m] = __float2half2_rn(float(std::sin(phase)));
+      twiddles[m] = {__float2half2_rn(float(std::cos(phase))), __float2half2_rn(float(std::sin(phase)))};
     }
-    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_cos, cosines, sizeof(cosines)));
-    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle_sin, sines, sizeof(sines)));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle, twiddles, sizeof(twiddles)));
 
     // Shared memory per block: two samples' 32 padded rows of pairs, A (32 rows of an item per
     // occupied column and sample), two trips' decoded fields: 96,512 bytes with 28 occupied
