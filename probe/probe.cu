@@ -2,6 +2,8 @@
 // on the GPU it runs on (report/README.md):
 //   sfu_per_s        special-function-unit sin/cos results per second (__sinf, __cosf)
 //   fp32_flop_per_s  FP32 FFMA rate, 2 flop per FFMA
+//   fp16_flop_per_s  half2 HFMA2 rate, 4 flop per HFMA2 (two halves, a multiply-add each): the
+//                    ceiling of the steps that compute in half2 (epic 04 and 06)
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
 //   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
 //                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float
@@ -10,6 +12,8 @@
 //                    code written with mma.sync.
 // Each kernel keeps many independent dependency chains per thread so that latency is
 // hidden and the unit itself is the limit; each is timed with CUDA events, best of several.
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -52,6 +56,21 @@ __global__ void fma_kernel(float* sink, int iterations, float a, float b) {
   float s = 0;
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) s += v[c];
+  if (s == 12345.678f) sink[threadIdx.x] = s;
+}
+
+__global__ void hfma2_kernel(float* sink, int iterations, float a, float b) {
+  half2 v[kFmaChains];
+  const half2 a2 = __float2half2_rn(a), b2 = __float2half2_rn(b);
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) v[c] = __floats2half2_rn(1e-3f * (threadIdx.x + c), 1e-3f * c);
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kFmaChains; ++c) v[c] = __hfma2(v[c], a2, b2);
+  }
+  float s = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) s += __low2float(v[c]) + __high2float(v[c]);
   if (s == 12345.678f) sink[threadIdx.x] = s;
 }
 
@@ -130,6 +149,11 @@ int run(int argc, char** argv) {
     CUDA_CHECK_LAUNCH();
   });
   const double flop_per_s = threads * fma_iters * kFmaChains * 2 / (fma_ms * 1e-3);
+  const double hfma2_ms = best_ms(5, [&] {
+    hfma2_kernel<<<blocks, kThreads>>>(sink, fma_iters, 0.999f, 1e-3f);
+    CUDA_CHECK_LAUNCH();
+  });
+  const double half_flop_per_s = threads * fma_iters * kFmaChains * 4 / (hfma2_ms * 1e-3);
 
   // A warp's mma: 16 x 8 outputs, k of 8 (TF32) or 16 (BF16) each, 2 flop per multiply-add.
   const int mma_iters = 4096;
@@ -161,13 +185,14 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dst));
   CUDA_CHECK(cudaFree(sink));
 
-  for (double rate : {sfu_per_s, flop_per_s, copy_bytes_per_s, tensor_flop_per_s[0], tensor_flop_per_s[1]})
+  for (double rate : {sfu_per_s, flop_per_s, half_flop_per_s, copy_bytes_per_s, tensor_flop_per_s[0], tensor_flop_per_s[1]})
     if (!(rate > 0) || !std::isfinite(rate)) throw core::RuntimeError("probe measured a non-positive or non-finite rate");
   const double per_sm_clk = 1e6 * device.sms * device.clock_mhz;
   if (!quiet) {
     printf("stepwise_probe on %s (%d SMs, %d MHz, sm_%s)\n", device.name.c_str(), device.sms, device.clock_mhz, device.sm.c_str());
     printf("  SFU sin/cos   %.3g /s   (%.1f per SM per clock)\n", sfu_per_s, sfu_per_s / per_sm_clk);
     printf("  FP32 FFMA     %.3g flop/s (%.1f FFMA per SM per clock)\n", flop_per_s, flop_per_s / 2 / per_sm_clk);
+    printf("  half2 HFMA2   %.3g flop/s (%.1f HFMA2 per SM per clock)\n", half_flop_per_s, half_flop_per_s / 4 / per_sm_clk);
     printf("  copy          %.3g bytes/s (read + write)\n", copy_bytes_per_s);
     printf("  TF32 mma.sync %.3g flop/s\n  BF16 mma.sync %.3g flop/s\n", tensor_flop_per_s[0], tensor_flop_per_s[1]);
   }
@@ -176,10 +201,11 @@ int run(int argc, char** argv) {
     r["device"] = core::device_json(device);
     r["ceilings"] = {{"sfu_per_s", sfu_per_s},
                      {"fp32_flop_per_s", flop_per_s},
+                     {"fp16_flop_per_s", half_flop_per_s},
                      {"copy_bytes_per_s", copy_bytes_per_s},
                      {"tf32_tensor_flop_per_s", tensor_flop_per_s[0]},
                      {"bf16_tensor_flop_per_s", tensor_flop_per_s[1]}};
-    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"copy_ms", copy_ms}, {"tf32_mma_ms", mma_ms[0]},
+    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"hfma2_ms", hfma2_ms}, {"copy_ms", copy_ms}, {"tf32_mma_ms", mma_ms[0]},
                    {"bf16_mma_ms", mma_ms[1]}};
     core::append_record(json_path, r);
   }

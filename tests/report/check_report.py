@@ -75,8 +75,8 @@ def mode_tables(exe, fixtures):
         check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
 
         ceil = section(md, "## Measured ceilings")
-        check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | 3.000 T | 2.000 T |" in ceil,
-              "ceiling row: SFU 4e12 -> 2e12 pairs/s")
+        check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | n/a | 3.000 T | 2.000 T |" in ceil,
+              "ceiling row: SFU 4e12 -> 2e12 pairs/s; no half2 rate in this probe: n/a")
 
         summary = section(md, "## Summary")
         check("| mri F^H d, small, NVIDIA H100 80GB HBM3 | `00_cpu` | `03_sfu` | 1000 -> 1.000 | 1000x | 1.000 T pairs/s | 50.0 % |"
@@ -450,7 +450,8 @@ def ceiling_records(base):
         return r
 
     ae = {"batch": 4}
-    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13}),
+    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13,
+                                                "fp16_flop_per_s": 1e13}),
             rec("ae", "00_cpu", None, {"flop": 2e9}, params=ae, klass="fp32"),
             # 2e9 flop in 10 ms: 2e11 flop/s of 1e12; its arrays took 3 MiB at most
             dict(rec("ae", "02_fp32", "GPU P", {"flop": 2e9}, params=ae, klass="fp32"),
@@ -475,7 +476,9 @@ def ceiling_records(base):
              epic("01_bytes_bind", "GPU P", 3e9, 5e8),
              # FFT 80 %, voltages 10 %: the flops bind
              epic("02_flops_bind", "GPU P", 8e9, 1e8),
-             epic("04_half", "GPU P", 3e9, 5e8, "half")]
+             epic("04_half", "GPU P", 3e9, 5e8, "half"),
+             # on GPU T, whose probe has a half2 rate: FFT 8e12 flop/s of 1e13 = 80 %, not of FP32's 1e12
+             epic("04_half", "GPU T", 8e10, 1e8, "half")]
     mri = lambda step, acc, value: rec("mri", step, "GPU P", {}, unit="pairs/s", value=value,
                                        params={"kernel": "fhd", "accuracy": acc})
     # SFU 4e12/s, two per pair: 2e12 pairs/s
@@ -532,6 +535,8 @@ def mode_ceilings(exe, fixtures):
         for step, want in [("00_cpu", "n/a (CPU)"), ("01_bytes_bind", "50.0 % (voltage bytes)"),
                            ("02_flops_bind", "80.0 % (FFT flops)"), ("04_half", "n/a (no half-precision ceiling measured)")]:
             check(cell(epic_p, step) == want, f"epic {step}: {cell(epic_p, step)!r}, want {want!r}")
+        epic_t = cell(section(md, "### problem small, GPU T"), "04_half")
+        check(epic_t == "80.0 % (FFT flops)", f"a half step against the probe's half2 rate: {epic_t!r}")
 
         mri_p = section(md, "### F^H d, problem small, GPU P")
         check(cell(mri_p, "07_sfu") == "50.0 %", f"mri against SFU / 2: {cell(mri_p, '07_sfu')!r}")
