@@ -115,6 +115,17 @@ if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64
           || echo "FAILED epic_$id $size $n"
       done
     done
+    # The GPU steps over 4 gulps (the copies overlapped), and the fused steps over 16 (the
+    # steady state): the report's large-gulps4 and large-gulps16 tables.
+    for id in $(cd "$ROOT/steps/epic" && ls -d 0[2-9]_*/ | tr -d /); do
+      case $n/$id in 64/05_*|64/06_*|128/03_*|128/04_*) continue ;; esac
+      for gulps in 4 16; do
+        case $gulps/$id in 16/02_*|16/05_*) continue ;; esac
+        [ $gulps = 16 ] && [ $n = 128 ] && continue
+        "$B/steps/epic/epic_$id" --size large --gulps $gulps --image-size $n --repeat 3 --quiet \
+          $([ $gulps = 4 ] && echo --check) --json "$OUT/epic-$DEVICE_TAG.jsonl" || echo "FAILED epic_$id large $n $gulps gulps"
+      done
+    done
   done
 fi
 
