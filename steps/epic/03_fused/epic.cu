@@ -3,8 +3,10 @@
 //   grids     each cell from its list of (stand, weight) (02's lists), straight into the
 //             registers of the thread that transforms it: nothing zeroed, no atomics,
 //   transforms the grid of each polarization with its own 2D inverse FFT in shared memory:
-//             64-point transforms of the columns, then of the rows, each split 64 = 8 x 8 (two
-//             rounds of 8-point transforms in registers, the twiddles between them),
+//             64-point transforms of the columns that hold a stand (an empty column's is zero),
+//             then of the rows, each split 64 = 8 x 8 (two rounds of 8-point transforms in
+//             registers, the twiddles between them), two samples a trip so that every thread
+//             has a column,
 //   multiplies the fields of the two polarizations at the 8 pixels a thread ends up holding,
 //             and adds the products to sums kept in registers,
 // and after its last sample adds the sums to the image. No grid, field or product ever goes
