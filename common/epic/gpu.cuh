@@ -315,6 +315,25 @@ __device__ __forceinline__ float4 decode_stand(uint32_t bytes, int pols) {
                      pols > 1 ? float(nibble_im(y)) : 0.f);
 }
 
+// The fused steps' end of a slice: one pixel's four sums over the slice's samples (|X|^2,
+// |Y|^2, Re and Im of X conj(Y)) added to each product plane of channel c at `pixel` (image
+// order, zenith at the centre). The image is zeroed once a run; a channel's slices add into
+// the same pixels, hence atomics.
+__device__ __forceinline__ void add_pixel_sums(float* image, const Shape& s, const ProductList& pl, int c, size_t pixel,
+                                               float xx, float yy, float xy_re, float xy_im) {
+  const size_t nn = size_t(s.n) * s.n;
+  for (int q = 0; q < pl.count; ++q) {
+    float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + pixel;
+    switch (Product(pl.kind[q])) {
+      case Product::XX: atomicAdd(o, xx); break;
+      case Product::YY: atomicAdd(o, yy); break;
+      case Product::I: atomicAdd(o, xx + yy); break;
+      case Product::XY: atomicAdd(o, xy_re), atomicAdd(o + s.channels * nn, xy_im); break;
+      case Product::YX: atomicAdd(o, xy_re), atomicAdd(o + s.channels * nn, -xy_im); break;
+    }
+  }
+}
+
 inline int blocks(size_t threads, int per_block) { return int((threads + per_block - 1) / per_block); }
 
 // Each stand's autocorrelations over the batch, exact in integers: xx, yy, Re and Im of x conj(y).

@@ -220,16 +220,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads, 1)
   for (int k = 0; k < 8; ++k) {
     const int jy = row, jx = k1 + 16 * k;
     const size_t dst = size_t((jy + kN / 2) & (kN - 1)) * kN + ((jx + kN / 2) & (kN - 1));
-    for (int q = 0; q < pl.count; ++q) {
-      float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + dst;
-      switch (Product(pl.kind[q])) {
-        case Product::XX: atomicAdd(o, xx[k]); break;
-        case Product::YY: atomicAdd(o, yy[k]); break;
-        case Product::I: atomicAdd(o, xx[k] + yy[k]); break;
-        case Product::XY: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, xy_im[k]); break;
-        case Product::YX: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, -xy_im[k]); break;
-      }
-    }
+    add_pixel_sums(image, s, pl, c, dst, xx[k], yy[k], xy_re[k], xy_im[k]);
   }
 }
 

@@ -185,7 +185,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int sample_bytes = s.stands * pols;
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
-  const size_t nn = size_t(kN) * kN;
   const int occupied = __ldg(occupied_columns + c);
   const int32_t* columns = column_order + size_t(c) * kN;
   // Rows: this thread's row and eighth; bit n1 of row_mask: column 8 n1 + n2 holds a stand.
@@ -290,16 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int k = 0; k < 8; ++k) {
     const int jy = kParts * j + part, jx = k1 + 16 * k;
     const size_t dst = size_t((jy + kN / 2) & (kN - 1)) * kN + ((jx + kN / 2) & (kN - 1));
-    for (int q = 0; q < pl.count; ++q) {
-      float* o = image + (size_t(pl.plane[q]) * s.channels + c) * nn + dst;
-      switch (Product(pl.kind[q])) {
-        case Product::XX: atomicAdd(o, xx[k]); break;
-        case Product::YY: atomicAdd(o, yy[k]); break;
-        case Product::I: atomicAdd(o, xx[k] + yy[k]); break;
-        case Product::XY: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, xy_im[k]); break;
-        case Product::YX: atomicAdd(o, xy_re[k]), atomicAdd(o + s.channels * nn, -xy_im[k]); break;
-      }
-    }
+    add_pixel_sums(image, s, pl, c, dst, xx[k], yy[k], xy_re[k], xy_im[k]);
   }
 }
 
