@@ -257,8 +257,9 @@ inline void occupied_columns_first(const CellLists& cl, int channels, int n, std
 // Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
 // eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
 // occupied first (a column that holds a stand under its support; LWA-SV's 88 m of east-west
-// aperture covers about 27 of 64 at 38 MHz), then empty: a column with no stand is zero, and
-// so is its transform, so lanes past `occupied` only write zeros. The (stand, weight) entries
+// aperture covers 24-28 of 64 at 38-41 MHz), then empty: a column with no stand is zero, and so
+// is its transform, so the steps transform only the occupied ones, and their row pass reads
+// only those columns' cells. The (stand, weight) entries
 // of a thread's 8 cells lie in one run, cell after cell: a thread reads where its run starts
 // and where each cell ends (8 x 16 bits: at most 8 x 512 entries) instead of 16 list bounds.
 struct ColumnLists {
