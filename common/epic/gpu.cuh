@@ -301,9 +301,14 @@ inline ColumnLists column_lists(const Inputs& in) {
   if (l.entry.empty()) l.entry.push_back(make_int2(0, 0));  // never read; keeps the upload non-empty
   return l;
 }
-// Where cell n1 (0..7) of a thread's run ends, from the packed `ends`.
+// Where cell n1 of a thread's run ends, from the packed `ends` (16 bits a cell): 8 cells in a
+// uint4 (03, 04), 4 in a uint2 (06's folded cells).
 __device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
   const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
+  return int(n1 & 1 ? w >> 16 : w & 0xffff);
+}
+__device__ __forceinline__ int cell_end(const uint2& ends, int n1) {
+  const uint32_t w = n1 < 2 ? ends.x : ends.y;
   return int(n1 & 1 ? w >> 16 : w & 0xffff);
 }
 

@@ -138,12 +138,6 @@ FoldedLists folded_lists(const Inputs& in) {
   return l;
 }
 
-// Where folded cell n1 (0..3) of a thread's run ends, from the packed `ends`.
-__device__ __forceinline__ int cell_end(const uint2& ends, int n1) {
-  const uint32_t w = n1 < 2 ? ends.x : ends.y;
-  return int(n1 & 1 ? w >> 16 : w & 0xffff);
-}
-
 // Row round one (thread n2 of the row's eight), in place: the 16-point DFT over n1 of x = 8 n1 +
 // n2 and the twiddle e^{2 pi i n2 k1 / 128}, written back at 8 k1 + n2. Element 8 n1 + n2 is read
 // only where bit n1 of `occupied` is set (an empty column is zero, and B's copy of it stale).
