@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-large-gulps16-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'epic problem large-gulps16, NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:5.2852096]
+set yrange [0.33333333:5.2763776]
 set xrange [-0.6:1.6]
 set ylabel 'speedup over 03_fused (log scale)'
 set style fill solid 0.85 border -1
