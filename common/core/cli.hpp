@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace core {
@@ -38,6 +39,7 @@ struct Tunable {
   std::vector<std::string> choices = {};
 };
 using Tunables = std::vector<Tunable>;
+using FlagDefaults = std::vector<std::pair<std::string, std::string>>;  // {"--flag", "value"}
 void add_tunables(CLI::App& app, Tunables& tunables);
 // The value of a declared tunable; throws std::logic_error if the step did not declare it.
 long tunable(const Tunables& t, const std::string& name);  // a choice's index
@@ -54,6 +56,9 @@ struct StepInfo {
   bool gpu = false;
   Accuracy accuracy;
   Tunables tunables;  // the step's own flags with their defaults
+  // The track's flags whose default this step needs otherwise, {"--image-size", "128"} for a
+  // step that images 128 x 128 only: the program's defaults must run it as they run any step.
+  FlagDefaults flag_defaults = {};
 };
 
 // A range check for real-valued flags that also refuses NaN and infinities (a plain range

@@ -16,6 +16,11 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   CoreOptions o;
   add_core_options(app, o);
   track.add_options(app);
+  for (const auto& [flag, value] : step.flag_defaults) {
+    CLI::Option* option = app.get_option_no_throw(flag);
+    if (!option) throw std::logic_error(program + " declares a default for " + flag + ", which its track does not have");
+    option->default_val(value);  // --help shows it; a flag given on the command line still wins
+  }
   add_tunables(app, step.tunables);
   if (auto code = parse_command_line(app, argc, argv)) return *code;
 

@@ -19,6 +19,7 @@ struct StepIdentity {
   std::string title;  // one line for tables
   bool gpu = false;
   Tunables tunables;  // the step's own flags with their defaults
+  FlagDefaults flag_defaults = {};  // track flags whose default the step changes (StepInfo)
 };
 
 // The work one run does and the rate it reached, in the track's fixed unit.

@@ -355,7 +355,8 @@ class Cluster final : public Step {
 StepInfo step_info() {
   return {"05_cluster_128", "GPU, 128 x 128 fused: a cluster of four blocks shares each image's FFT through distributed shared memory",
           true, Accuracy::fp32,
-          {{"slices", 0, 0, 1000, "Clusters per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}}};
+          {{"slices", 0, 0, 1000, "Clusters per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}},
+          {{"--image-size", "128"}}};  // the only size it makes
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Cluster>(core::tunable(t, "slices")); }

@@ -410,7 +410,8 @@ StepInfo step_info() {
           "GPU, 128 x 128 with no exchange: four independent blocks a channel, each a quarter of the rows from folded "
           "columns, occupied columns only, half2 cells",
           true, Accuracy::half,
-          {{"slices", 0, 0, 1000, "Blocks per (channel, quarter), each imaging a share of a gulp's samples (0: enough to fill every SM)"}}};
+          {{"slices", 0, 0, 1000, "Blocks per (channel, quarter), each imaging a share of a gulp's samples (0: enough to fill every SM)"}},
+          {{"--image-size", "128"}}};  // the only size it makes
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& t) { return std::make_unique<Folded>(core::tunable(t, "slices")); }
