@@ -43,11 +43,13 @@ __device__ __forceinline__ void sin_cos(float phase, float* s, float* c) {
   *c = 0.f;
 }
 
-// TODO 2 (the kernel): honour both template parameters, as 08_tuned does.
+// TODO 2 (the kernel): honour both template parameters (README.md, task 2).
 //   kVoxels: each thread computes kVoxels voxels, blockDim.x apart, so a block covers
 //     kVoxels * blockDim.x consecutive voxels and a warp's loads and stores stay coalesced.
-//     Every sample read from constant memory then serves kVoxels phases. Threads whose voxel
-//     lies past numX must not store it (they may compute a clamped one: see 08).
+//     Every sample read from constant memory then serves kVoxels phases. Keep the voxels'
+//     coordinates and sums in arrays of kVoxels floats, indexed in fully unrolled loops (so
+//     they stay in registers). A thread may own voxels on both sides of numX: it cannot
+//     return early; it computes a clamped voxel, min(n, numX - 1), and stores only n < numX.
 //   kUnroll: the sample loop unrolled kUnroll times, with `#pragma unroll kUnroll` or by hand.
 //     By hand, the last numK % kUnroll samples of a chunk still have to be added: the checker
 //     runs chunks that are not a multiple of the unroll factor.
