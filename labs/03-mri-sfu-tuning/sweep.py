@@ -12,12 +12,16 @@ point.
     python3 labs/03-mri-sfu-tuning/sweep.py --build-only [FILE]   # prints the program's path
     python3 labs/03-mri-sfu-tuning/sweep.py [FILE] [--json OUT] [--sweep GRID]  # build, sweep, print the map
     python3 labs/03-mri-sfu-tuning/sweep.py --table OUT            # the map of records already made
+    python3 labs/03-mri-sfu-tuning/sweep.py --help                 # this text
 
-FILE defaults to lab-work/03-mri-sfu-tuning/fhd.cu, GRID to sweep.json beside FILE (the format
-of steps/mri/08_tuned/sweep.json), OUT to sweep.jsonl beside FILE (appended: remove it to start
-over; sweeps of several problems may share it, the map is drawn per problem). BUILD is $STEPWISE_BUILD or build/; run `./stepwise lab
-03-mri-sfu-tuning check` once first, which builds what your program links.
-Exit: 0 done, 1 your file does not compile, 2 bad usage, 77 no GPU (nothing was run)."""
+FILE defaults to lab-work/03-mri-sfu-tuning/fhd.cu; GRID to sweep.json beside FILE, a JSON
+object {"args": [flags of every run], "grid": {"NAME": [values], ...}} (one run per
+combination, --NAME VALUE each; the handout's task 2); OUT to sweep.jsonl beside FILE
+(appended: remove it to start over; sweeps of several problems may share it, the map is drawn
+per problem). BUILD is $STEPWISE_BUILD or build/; run `./stepwise lab 03-mri-sfu-tuning check`
+once first, which builds what your program links.
+Exit: 0 done, 1 your file does not compile, 2 bad usage or a missing or unreadable file (the
+message names it), 77 no GPU (nothing was run)."""
 import itertools, json, os, shutil, subprocess, sys
 
 LAB = "03-mri-sfu-tuning"
@@ -57,12 +61,49 @@ def ms(r):
     return r["timing"]["kernel_ms"]["median"]
 
 
+def read_records(path):
+    """The tune records of a JSONL file; exits 2 naming the file when it is missing or not
+    the records this script and the program write."""
+    if not os.path.isfile(path):
+        die(f"{path}: no such file (a sweep writes it: python3 labs/{LAB}/sweep.py)")
+    records = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError as e:
+                die(f"{path}, line {n}: not a JSON record ({e})")
+            if r.get("tag") != "tune":
+                continue
+            try:
+                r["step"], r["problem"]["name"], r["params"]["threads"], ms(r)
+            except (KeyError, TypeError) as e:
+                die(f"{path}, line {n}: a tune record without {e} (not written by a step program?)")
+            records.append(r)
+    if not records:
+        die(f"{path}: no tune records (tag \"tune\": the sweep's runs)")
+    return records
+
+
+def read_sweep(path):
+    try:
+        with open(path) as f:
+            sweep = json.load(f)
+    except ValueError as e:
+        die(f"{path}: not JSON ({e})")
+    grid = sweep.get("grid") if isinstance(sweep, dict) else None
+    if not isinstance(grid, dict) or not grid or not all(isinstance(v, list) and v for v in grid.values()):
+        die(f'{path}: needs "grid": {{"NAME": [values], ...}} (and optionally "args": [flags])')
+    if not isinstance(sweep.get("args", []), list):
+        die(f'{path}: "args" must be a list of flags')
+    return sweep
+
+
 def table(path):
     """Best kernel time per voxels (rows) x threads (columns), over the other parameters."""
-    records = [json.loads(l) for l in open(path) if l.strip()]
-    records = [r for r in records if r.get("tag") == "tune"]
-    if not records:
-        die(f"{path}: no tune records")
+    records = read_records(path)
     by = {}
     for r in records:  # one map per program and problem
         by.setdefault((r["step"], r["problem"]["name"], r["params"].get("kernel", "")), []).append(r)
@@ -97,6 +138,9 @@ def main(argv):
     build_only, out, source, table_of, sweep_path = False, None, None, None, None
     it = iter(argv)
     for a in it:
+        if a in ("-h", "--help"):
+            print(__doc__)
+            return
         if a == "--build-only":
             build_only = True
         elif a == "--json":
@@ -120,11 +164,11 @@ def main(argv):
     sweep_path = sweep_path or os.path.join(os.path.dirname(source), "sweep.json")
     if not build_only and not os.path.isfile(sweep_path):
         die(f"{sweep_path}: no such file (task 2 of labs/{LAB}/README.md)")
+    sweep = None if build_only else read_sweep(sweep_path)  # a bad grid is said before the build
     exe = build(build_dir, source)
     if build_only:
         print(exe)
         return
-    sweep = json.load(open(sweep_path))
     out = os.path.abspath(out or os.path.join(os.path.dirname(source), "sweep.jsonl"))
     names = list(sweep["grid"])
     points = list(itertools.product(*(sweep["grid"][n] for n in names)))
