@@ -42,7 +42,8 @@ __device__ void deposit(unsigned shell, float w) {
 // change a bit). Do it in three levels:
 //   1. within each warp, with __shfl_down_sync (offsets 16, 8, 4, 2, 1): lane 0 ends with the
 //      warp's sum; keep it in shared memory (lane 0's own column will do);
-//   2. across the warps, in shared memory, with __syncthreads() between the rounds. The
+//   2. across the warps, in shared memory, with __syncthreads() before the first round (it
+//      reads other warps' sums) and between the rounds (the checker runs racecheck). The
 //      checker runs 3 and 5 warps per block: the warp count is not always a power of two;
 //   3. one atomicAdd(&row[s], to_fixed(block_sum)) per shell.
 // Every thread of the block calls this, those without a photon too (their columns are zero),
