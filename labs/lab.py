@@ -4,11 +4,15 @@
     lab.py ROOT BUILD list
     lab.py ROOT BUILD ID start [DIR]
     lab.py ROOT BUILD ID check [FILE]
+    lab.py ROOT BUILD --validate-only ARGS...   # only the arguments: exit 0, or 2 and why
 
 check builds the student's source exactly as the build builds the lab's reference step (the
 same compiler line and the same harness and libraries, read from ninja), validates it with
 the track's reference (--check), times it against the reference step on the same GPU and
 grades the time ratio with the scale in the lab's lab.json.
+--validate-only checks what can be checked without a build (the lab exists, the usage, the
+file to check exists) and builds and runs nothing: ./stepwise asks it before it builds the
+reference step, so that a mistyped file name is said at once.
 Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no nvcc) for a
 GPU lab."""
 import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
@@ -152,10 +156,16 @@ def no_gpu(lab_id):
     sys.exit(NO_GPU)
 
 
-def cmd_check(root, build, lab_id, lab, source):
+def check_source(root, lab_id, lab, source):
+    """The file check works on: the argument, or the copy `start` made. Exits 2 if absent."""
     source = os.path.abspath(source or os.path.join(default_dir(root, lab_id), lab["source"]))
     if not os.path.isfile(source):
         usage(f"{source}: no such file (start the lab with ./stepwise lab {lab_id} start, or name FILE)")
+    return source
+
+
+def cmd_check(root, build, lab_id, lab, source):
+    source = check_source(root, lab_id, lab, source)
     track, ref_id = lab["track"], lab.get("reference_step", "")
     # A lab on a track step builds on that step; a lab of its own (00-timing) names its program.
     target = lab.get("reference_target") or f"steps/{track}/{track}_{ref_id}"
@@ -253,14 +263,21 @@ def cmd_check(root, build, lab_id, lab, source):
 
 def main(argv):
     if len(argv) < 3:
-        usage("usage: lab.py ROOT BUILD list | ID start [DIR] | ID check [FILE]")
+        usage("usage: lab.py ROOT BUILD [--validate-only] list | ID start [DIR] | ID check [FILE]")
     root, build, args = argv[0], argv[1], argv[2:]
+    validate_only = args[0] == "--validate-only"
+    if validate_only:
+        args = args[1:]
     if args == ["list"]:
-        return cmd_list(root)
+        return None if validate_only else cmd_list(root)
     if len(args) < 2 or len(args) > 3 or args[1] not in ("start", "check"):
         usage("usage: ./stepwise lab list | ./stepwise lab ID start [DIR] | ./stepwise lab ID check [FILE]")
     lab_id, action, arg = args[0], args[1], (args[2] if len(args) == 3 else None)
     lab = load(root, lab_id)
+    if validate_only:  # what start and check would refuse before doing anything
+        if action == "check":
+            check_source(root, lab_id, lab, arg)
+        return None
     if action == "start":
         return cmd_start(root, lab_id, lab, arg)
     return cmd_check(root, build, lab_id, lab, arg)
