@@ -13,6 +13,10 @@ grades the time ratio with the scale in the lab's lab.json.
 --validate-only checks what can be checked without a build (the lab exists, the usage, the
 file to check exists) and builds and runs nothing: ./stepwise asks it before it builds the
 reference step, so that a mistyped file name is said at once.
+Before compiling, check asks BUILD/tests/labs/lab_gpu_usable (labs/gpu_usable.cpp) whether a
+GPU is usable. Without one it still compiles the file and says "compiled; not checked" (77);
+with STEPWISE_LAB_SKIP_WITHOUT_GPU=1 (the tests, whose files the build compiles already) it
+compiles nothing and exits 77 at once.
 Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no nvcc) for a
 GPU lab."""
 import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
@@ -156,6 +160,28 @@ def no_gpu(lab_id):
     sys.exit(NO_GPU)
 
 
+GPU_QUERY = os.path.join("tests", "labs", "lab_gpu_usable")
+
+
+def gpu_usable(build):
+    """True or False with the query program's line, or None where it cannot tell (the query not
+    built, or a CUDA error other than "no GPU": the programs' own runs will say)."""
+    exe = os.path.join(build, GPU_QUERY)
+    # The tests run beside each other and their build made it: they must not start ninja.
+    if not os.access(exe, os.X_OK) and os.environ.get("STEPWISE_LAB_PREBUILT") != "1":
+        say(f"lab: building {GPU_QUERY} (once), which asks whether a GPU is usable")
+        subprocess.run(["ninja", "-C", build, GPU_QUERY], capture_output=True, text=True)
+    if not os.access(exe, os.X_OK):
+        return None, f"{exe} is not built"
+    try:
+        p = subprocess.run([exe], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None, f"{exe} did not answer in 120 s"
+    line = (p.stdout.strip() or p.stderr.strip()).splitlines()
+    line = line[-1] if line else f"exit {p.returncode}"
+    return {0: True, NO_GPU: False}.get(p.returncode), line
+
+
 def check_source(root, lab_id, lab, source):
     """The file check works on: the argument, or the copy `start` made. Exits 2 if absent."""
     source = os.path.abspath(source or os.path.join(default_dir(root, lab_id), lab["source"]))
@@ -175,6 +201,13 @@ def cmd_check(root, build, lab_id, lab, source):
         sys.exit(NO_GPU)
     if not os.access(ref_exe, os.X_OK):
         usage(f"{ref_exe} is not built (meson compile -C {build} {os.path.basename(target)})")
+    # Whether there is a GPU at all, before anything whose failure without one would read as
+    # the student's. The tests skip here, before the compiler (35 to 55 s a file): the build
+    # compiles every lab's skeleton and reference already.
+    gpu, gpu_line = gpu_usable(build) if lab.get("gpu") else (True, "")
+    if gpu is False and os.environ.get("STEPWISE_LAB_SKIP_WITHOUT_GPU") == "1":
+        say(f"lab {lab_id}: no usable GPU ({gpu_line}): not checked, nothing compiled")
+        sys.exit(NO_GPU)
     os.makedirs(os.path.join(build, "labs", lab_id), exist_ok=True)
     work = tempfile.mkdtemp(prefix="check-", dir=os.path.join(build, "labs", lab_id))
     try:
@@ -182,11 +215,11 @@ def cmd_check(root, build, lab_id, lab, source):
         exe = build_student(build, target, source, work)
         if exe is None:
             fail("does not compile (the compiler's messages are above)")
-        say(f"lab {lab_id}: compiled")
-        # Whether there is a GPU at all, asked of the reference step on the smallest problem,
-        # before anything whose failure without one would read as the student's.
-        if run([ref_exe, "--size", "tiny", "--warmup", "0", "--repeat", "1", "--quiet"]).returncode == NO_GPU:
-            no_gpu(lab_id)
+        if gpu is False:
+            # The student without a GPU still learns whether the file compiles.
+            say(f"lab {lab_id}: compiled; not checked: no usable GPU ({gpu_line})")
+            sys.exit(NO_GPU)
+        say(f"lab {lab_id}: compiled" + (f"; GPU: {gpu_line}" if gpu else ""))
 
         # First, out-of-bounds accesses, which validation may not see (a write past the end can land
         # in memory nobody checks), when the memory checker exists.
