@@ -14,9 +14,9 @@ grades the time ratio with the scale in the lab's lab.json.
 file to check exists) and builds and runs nothing: ./stepwise asks it before it builds the
 reference step, so that a mistyped file name is said at once.
 Before compiling, check asks BUILD/tests/labs/lab_gpu_usable (labs/gpu_usable.cpp) whether a
-GPU is usable. Without one it still compiles the file and says "compiled; not checked" (77);
-with STEPWISE_LAB_SKIP_WITHOUT_GPU=1 (the tests, whose files the build compiles already) it
-compiles nothing and exits 77 at once.
+GPU is usable. Without one it still compiles the file (a student learns whether it compiles),
+then says "compiled; not checked" and exits 77. (The tests ask it themselves and skip before
+they call this: tests/labs/gpu_first.sh.)
 Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no nvcc) for a
 GPU lab."""
 import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
@@ -202,12 +202,8 @@ def cmd_check(root, build, lab_id, lab, source):
     if not os.access(ref_exe, os.X_OK):
         usage(f"{ref_exe} is not built (meson compile -C {build} {os.path.basename(target)})")
     # Whether there is a GPU at all, before anything whose failure without one would read as
-    # the student's. The tests skip here, before the compiler (35 to 55 s a file): the build
-    # compiles every lab's skeleton and reference already.
+    # the student's.
     gpu, gpu_line = gpu_usable(build) if lab.get("gpu") else (True, "")
-    if gpu is False and os.environ.get("STEPWISE_LAB_SKIP_WITHOUT_GPU") == "1":
-        say(f"lab {lab_id}: no usable GPU ({gpu_line}): not checked, nothing compiled")
-        sys.exit(NO_GPU)
     os.makedirs(os.path.join(build, "labs", lab_id), exist_ok=True)
     work = tempfile.mkdtemp(prefix="check-", dir=os.path.join(build, "labs", lab_id))
     try:
