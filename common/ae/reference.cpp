@@ -246,9 +246,30 @@ void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double
   const Vec* z[5] = {nullptr, &t.z1, &t.z2, &t.z3, &t.z4};
   const Vec& zl = *z[k.layer];
   Vec d_z(zl.size(), 0.0);
-  if (!k.pool) {
+  if (!k.pool && k.layer > 2) {
     // The unit's mask flips: its gradient passes where it was stopped, or the reverse.
     d_z[k.unit] = (zl[k.unit] > 0 ? -1.0 : 1.0) * up.d_a[k.layer][k.unit];
+  } else if (!k.pool) {
+    // A ReLU under a pooling window: the window is decided again with the unit flipped. Turned
+    // on, it is a small positive value, which wins a window whose other inputs are all off (its
+    // maximum 0: every input off, the first taken and its gradient stopped). Float routes the
+    // window's gradient through it there, not only where it was already the window's choice.
+    const int h = L[size_t(k.layer - 1)].height, w = L[size_t(k.layer - 1)].width;
+    const size_t plane = size_t(h) * w, c = k.unit / plane, y = k.unit % plane / size_t(w), x = k.unit % size_t(w);
+    const size_t o = (c * size_t(h / 2) + y / 2) * size_t(w / 2) + x / 2;
+    const std::vector<size_t>& from = k.layer == 1 ? t.from1 : t.from2;
+    const bool on = !(zl[k.unit] > 0);  // the unit's state the other way
+    auto value = [&](size_t j) { return j == k.unit ? (on ? std::fabs(zl[j]) : 0.0) : std::max(zl[j], 0.0); };
+    auto passes = [&](size_t j) { return j == k.unit ? on : zl[j] > 0; };
+    size_t best = (c * size_t(h) + y / 2 * 2) * size_t(w) + x / 2 * 2;
+    for (size_t dy = 0; dy < 2; ++dy)
+      for (size_t dx = 0; dx < 2; ++dx) {
+        const size_t j = (c * size_t(h) + y / 2 * 2 + dy) * size_t(w) + x / 2 * 2 + dx;
+        if (value(j) > value(best)) best = j;
+      }
+    const double d = up.d_p[k.layer][o];
+    if (zl[from[o]] > 0) d_z[from[o]] -= d;
+    if (passes(best)) d_z[best] += d;
   } else {
     // The pooled gradient goes to the runner-up instead of the maximum (through their ReLUs).
     const std::vector<size_t>& from = k.layer == 1 ? t.from1 : t.from2;

@@ -20,8 +20,10 @@ double loss(const Model& m, const std::vector<double>& params, const float* imag
 // A decision of the forward pass that float arithmetic may take the other way: a ReLU whose
 // input is within the tolerance of 0 (not exactly 0), or a 2x2 max-pooling window whose two
 // largest inputs are within the tolerance of each other (not equal). Its `alternative` is the change of the minibatch
-// gradient if it went the other way (the ReLU off instead of on, or the reverse; the pool
-// passing the runner-up's gradient instead of the maximum's).
+// gradient if it went the other way (the ReLU off instead of on, or the reverse, and under a
+// pooling window the window decided again: a unit turned on in a window whose other inputs are
+// off takes the window's gradient; the pool passing the runner-up's gradient instead of the
+// maximum's).
 struct Kink {
   int layer = 0;      // 1..4: after conv1..conv4
   bool pool = false;  // max pooling (else ReLU)

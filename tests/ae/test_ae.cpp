@@ -229,6 +229,57 @@ TEST(Reference, KinkAlternativesOfTheFirstLayerTouchOnlyConv1) {
   EXPECT_TRUE(first_layer);
 }
 
+TEST(Reference, KinkAlternativeOfAReluUnderPoolingIsTheGradientsJump) {
+  // A ReLU after conv1 or conv2 just off, in a pooling window whose other inputs are off too:
+  // turned on, it is the window's only positive input, so the window's gradient goes through
+  // it. Its alternative must be the jump of the gradient across that kink. The unit is moved to
+  // either side of 0 by its channel's bias (the largest input below 0 in that channel, so that
+  // no other unit of the channel crosses) and the gradients on the two sides are compared.
+  const Model m = tiny_model();
+  const auto L = layers(m);
+  const std::vector<double> params = to_double(he_initialization(m, 3));
+  for (int l = 1; l <= 2; ++l) {
+    bool found = false;
+    for (int seed = 1; seed <= 20 && !found; ++seed) {
+      const ImageSet image = synthetic_images(1, 3, 8, 8, uint64_t(seed));
+      const reference::ForwardDecisions d = reference::forward_decisions(m, params, image.pixels.data());
+      const std::vector<double>& z = d.z[l - 1];
+      const int h = L[size_t(l - 1)].height, w = L[size_t(l - 1)].width;
+      for (int c = 0; c < L[size_t(l - 1)].out && !found; ++c) {
+        size_t u = 0;
+        bool any = false;
+        for (size_t j = size_t(c) * h * w; j < size_t(c + 1) * h * w; ++j)
+          if (z[j] < 0 && (!any || z[j] > z[u])) u = j, any = true;
+        if (!any) continue;
+        const size_t y = u % (size_t(h) * w) / size_t(w) / 2 * 2, x = u % size_t(w) / 2 * 2;
+        const size_t corner = size_t(c) * h * w + y * size_t(w) + x;
+        if (z[corner] > 0 || z[corner + 1] > 0 || z[corner + size_t(w)] > 0 || z[corner + size_t(w) + 1] > 0) continue;
+        std::vector<double> off = params, on = params;
+        off[L[size_t(l - 1)].bias + size_t(c)] -= z[u] + 1e-9;
+        on[L[size_t(l - 1)].bias + size_t(c)] -= z[u] - 1e-9;
+        const reference::LossAndGradient g_off = reference::loss_and_gradient(m, off, image.pixels.data(), 1, 1e-6, 1000);
+        const reference::LossAndGradient g_on = reference::loss_and_gradient(m, on, image.pixels.data(), 1);
+        const reference::Kink* k = nullptr;
+        for (const reference::Kink& e : g_off.kinks)
+          if (e.layer == l && !e.pool && e.unit == u) k = &e;
+        ASSERT_NE(k, nullptr) << "layer " << l << ": the unit is not among the kinks";
+        std::vector<double> followed = g_off.gradient;
+        for (size_t j = 0; j < k->index.size(); ++j) followed[k->index[j]] += k->value[j];
+        double jump = 0, err = 0;
+        for (size_t j = 0; j < params.size(); ++j) {
+          jump += (g_on.gradient[j] - g_off.gradient[j]) * (g_on.gradient[j] - g_off.gradient[j]);
+          err += (g_on.gradient[j] - followed[j]) * (g_on.gradient[j] - followed[j]);
+        }
+        // Where nothing reaches the window from above (the units over it all off) there is no jump.
+        if (!(std::sqrt(jump) > 1e-6)) continue;
+        found = true;
+        EXPECT_LT(std::sqrt(err / jump), 1e-6) << "layer " << l << ": seed " << seed << ", channel " << c;
+      }
+    }
+    EXPECT_TRUE(found) << "layer " << l << ": no such unit with a gradient over it in 20 images";
+  }
+}
+
 // ---------------------------------------------------------------- synthetic images
 
 TEST(Synthetic, DeterministicInRangeAndIndependentOfTheCount) {
