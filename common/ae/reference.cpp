@@ -347,26 +347,49 @@ LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& par
   const double* p = params.data();
   const size_t image_size = size_t(m.channels) * m.height * m.width;
   LossAndGradient r;
-  r.gradient.assign(params.size(), 0.0);
   const double scale = 2.0 / (double(n) * double(image_size));  // d loss / d y = scale (y - x)
   const bool kinks = kink_tolerance > 0;
-  // With kinks, every image's activations and upstream gradients are kept for the alternatives.
-  std::vector<Activations> t(kinks ? static_cast<size_t>(n) : 1);
-  std::vector<Upstream> up(t.size());
-  double sum = 0;
+  // The images are independent: each has its own activations, upstream gradients (kept for the
+  // alternatives), gradient, error and decisions, and they are added in image order afterwards,
+  // so the result is the same bit for bit as one image after the other (each image adds one
+  // term to each parameter's gradient).
+  const size_t count = size_t(std::max(n, 0));
+  std::vector<Activations> t(count);
+  std::vector<Upstream> up(kinks ? count : 0);
+  std::vector<Vec> gradient(count);
+  std::vector<double> error(count);
+  std::vector<std::vector<Kink>> found(count);
+  std::vector<size_t> ties(count, 0);
+#pragma omp parallel for schedule(dynamic, 1)
   for (int b = 0; b < n; ++b) {
-    Activations& tb = t[kinks ? size_t(b) : 0];
+    Activations& tb = t[size_t(b)];
+    gradient[size_t(b)].assign(params.size(), 0.0);
     forward(m, L, p, images + size_t(b) * image_size, tb, kinks, rounding);
-    sum += image_error(tb);
-    backward(L, p, tb, scale, r.gradient.data(), kinks ? &up[size_t(b)] : nullptr, rounding);
-    if (kinks) find_kinks(tb, b, kink_tolerance, r.kinks, r.exact_ties);
+    error[size_t(b)] = image_error(tb);
+    backward(L, p, tb, scale, gradient[size_t(b)].data(), kinks ? &up[size_t(b)] : nullptr, rounding);
+    if (kinks) find_kinks(tb, b, kink_tolerance, found[size_t(b)], ties[size_t(b)]);
+    if (!kinks) tb = Activations();  // not needed again
+  }
+  double sum = 0;
+  r.gradient = n > 0 ? std::move(gradient[0]) : Vec(params.size(), 0.0);
+  for (int b = 0; b < n; ++b) {
+    if (b > 0) {
+      for (size_t j = 0; j < params.size(); ++j) r.gradient[j] += gradient[size_t(b)][j];
+      Vec().swap(gradient[size_t(b)]);
+    }
+    sum += error[size_t(b)];
+    r.kinks.insert(r.kinks.end(), found[size_t(b)].begin(), found[size_t(b)].end());
+    r.exact_ties += ties[size_t(b)];
   }
   // Only the closest calls are examined: a float step's rounding reaches ~1e-6 of the magnitude.
   r.kinks_found = r.kinks.size();
   std::sort(r.kinks.begin(), r.kinks.end(), [](const Kink& a, const Kink& b) { return a.margin < b.margin; });
   if (r.kinks.size() > max_kinks) r.kinks.resize(max_kinks);
-  for (Kink& k : r.kinks)
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t i = 0; i < r.kinks.size(); ++i) {
+    Kink& k = r.kinks[i];
     alternative(k, L, p, t[size_t(k.image)], up[size_t(k.image)], params.size(), k.index, k.value, rounding);
+  }
   r.loss = sum / (double(n) * double(image_size));
   return r;
 }
