@@ -6,12 +6,11 @@ file, before anything is built (a fresh build of a lab's reference step takes mi
 2. ./stepwise itself, with no STEPWISE_LAB_PREBUILT: exit 2 naming the file, and none of the
    build's tools called. meson, ninja and nvcc are stand-ins on PATH that record their calls
    (nvcc's makes the driver take the path that builds), and STEPWISE_BUILD is an empty folder.
-Each within a few seconds. Usage: lab_args_first.py STEPWISE ROOT"""
-import json, os, subprocess, sys, tempfile, time
+Usage: lab_args_first.py STEPWISE ROOT"""
+import json, os, subprocess, sys, tempfile
 
 stepwise, root = sys.argv[1:3]
 lab_py = os.path.join(root, "labs", "lab.py")
-LIMIT_S = 10  # generous for a loaded machine; the build this guards against takes minutes
 
 
 def expect(cond, what, p=None):
@@ -20,10 +19,8 @@ def expect(cond, what, p=None):
         sys.exit(f"lab_args_first.py: {what}{detail}")
 
 
-def timed(cmd, env=None):
-    start = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    return p, time.monotonic() - start
+def run(cmd, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
 
 
 labs = sorted(d for d in os.listdir(os.path.join(root, "labs"))
@@ -36,15 +33,14 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 1. lab.py --validate-only
     for lab in labs:
-        p, s = timed([sys.executable, lab_py, root, build, "--validate-only", lab, "check", missing])
+        p = run([sys.executable, lab_py, root, build, "--validate-only", lab, "check", missing])
         expect(p.returncode == 2 and missing in p.stderr and "no such file" in p.stderr,
                f"lab.py --validate-only {lab} check {missing}: expected exit 2 naming the file, got {p.returncode}", p)
-        expect(s < LIMIT_S, f"lab.py --validate-only {lab} check: {s:.1f} s")
         source = os.path.join(root, "labs", lab, json.load(open(os.path.join(root, "labs", lab, "lab.json")))["source"])
-        p, _ = timed([sys.executable, lab_py, root, build, "--validate-only", lab, "check", source])
+        p = run([sys.executable, lab_py, root, build, "--validate-only", lab, "check", source])
         expect(p.returncode == 0, f"lab.py --validate-only {lab} check {source}: exit {p.returncode}", p)
     for args in (["no-such-lab", "check", missing], [labs[0], "grade"], [labs[0], "check", "a", "b"]):
-        p, _ = timed([sys.executable, lab_py, root, build, "--validate-only", *args])
+        p = run([sys.executable, lab_py, root, build, "--validate-only", *args])
         expect(p.returncode == 2, f"lab.py --validate-only {' '.join(args)}: expected exit 2, got {p.returncode}", p)
     expect(not os.path.exists(build), f"lab.py --validate-only made {build}")
 
@@ -61,11 +57,10 @@ with tempfile.TemporaryDirectory() as tmp:
     env.update(PATH=bin_dir + os.pathsep + env.get("PATH", ""), STEPWISE_BUILD=build,
                STEPWISE_NO_INSTALL="1")
     for lab in labs:
-        p, s = timed([stepwise, "lab", lab, "check", missing], env=env)
+        p = run([stepwise, "lab", lab, "check", missing], env=env)
         made = open(calls).read() if os.path.exists(calls) else ""
         expect(not made, f"./stepwise lab {lab} check {missing}: the build started before the file was "
                          f"checked (called: {made.strip()})", p)
         expect(p.returncode == 2 and missing in p.stderr and "no such file" in p.stderr,
                f"./stepwise lab {lab} check {missing}: expected exit 2 naming the file, got {p.returncode}", p)
-        expect(s < LIMIT_S, f"./stepwise lab {lab} check {missing}: {s:.1f} s")
 print(f"{len(labs)} labs: a missing file is bad usage, said before any build")
