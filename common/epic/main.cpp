@@ -168,6 +168,12 @@ class EpicTrack final : public core::Track {
     else
       peak["why_not"] = v_.peak.why_not;
     out.record["peak"] = peak;
+    // Every channel and plane against the correlator's zero baseline (validation.hpp).
+    const PowerCheck& w = v_.power;
+    out.record["zero_baseline"] = {{"worst", std::isfinite(w.worst) ? core::json(w.worst) : core::json(nullptr)},
+                                   {"channel", w.worst_channel}, {"plane", v_.planes.empty() ? "" : v_.planes[size_t(w.worst_plane)]},
+                                   {"threshold", w.threshold}, {"channel_planes", w.error.size()},
+                                   {"failing", w.failing}, {"pass", w.pass}};
     if (!v_.pass) out.record["failure"] = v_.failure;
     out.failure = v_.failure;
     out.summary = summary();
@@ -234,6 +240,11 @@ class EpicTrack final : public core::Track {
              v_.pass ? "PASS" : "FAIL", reference_name(reference_), which.c_str(),
              v_.planes.empty() ? "-" : v_.planes[worst].c_str(), v_.worst, v_.threshold, accuracy_name(accuracy_),
              v_.metrics.rel_l2);
+    s += line;
+    snprintf(line, sizeof line, "  power   %s vs the correlator's zero baseline on all %zu channel planes: worst %.3g of the "
+             "autocorrelation power (channel %d, %s; limit %.3g, %s)\n",
+             v_.power.pass ? "PASS" : "FAIL", v_.power.error.size(), v_.power.worst, v_.power.worst_channel,
+             v_.planes.empty() ? "-" : v_.planes[size_t(v_.power.worst_plane)].c_str(), v_.power.threshold, accuracy_name(accuracy_));
     s += line;
     if (v_.peak.done)
       snprintf(line, sizeof line, "  peak    %s at (l, m) = (%.4f, %.4f), pixel (%d, %d): the peak near it is at (%d, %d), %.2f of the image's peak: %s\n",

@@ -1,5 +1,6 @@
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "portable.hpp"
@@ -244,19 +245,213 @@ std::vector<double> true_beamformer(const ChannelVoltages& v, const Station& sta
   return out;
 }
 
+namespace {
+
+// Gauss-Legendre nodes and weights on [-1, 1], by Newton's method on P_m.
+void gauss_legendre(int m, std::vector<double>& x, std::vector<double>& w) {
+  x.assign(size_t(m), 0.0);
+  w.assign(size_t(m), 0.0);
+  for (int i = 0; i < m; ++i) {
+    double z = std::cos(core::kPi * (i + 0.75) / (m + 0.5)), dp = 1;
+    for (int it = 0; it < 100; ++it) {
+      double p0 = 1, p1 = z;  // P_{k-1}, P_k
+      for (int k = 2; k <= m; ++k) {
+        const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
+        p0 = p1;
+        p1 = p2;
+      }
+      dp = m * (z * p1 - p0) / (z * z - 1);  // P_m'(z)
+      const double step = p1 / dp;
+      z -= step;
+      if (std::abs(step) < 1e-16) break;
+    }
+    x[size_t(i)] = z;
+    w[size_t(i)] = 2 / ((1 - z * z) * dp * dp);
+  }
+}
+
+// C^(f) / C^(0) of the prolate psi_0(c, 2t/S), c = pi S / 2: psi_0(c, 2f) / psi_0(c, 0), psi_0
+// the eigenfunction of the largest eigenvalue of (K psi)(x) = int_{-1}^{1} cos(c x y) psi(y) dy.
+// psi_0 is even and K's largest eigenvalue is simple, so the power iteration from a constant
+// converges to it; Nystrom's formula then gives psi_0 anywhere:
+// psi_0(x) ~ sum_j w_j cos(c x y_j) psi_0(y_j).
+std::vector<double> prolate_transform(double c, const std::vector<double>& f) {
+  const int m = 64;
+  std::vector<double> y, w;
+  gauss_legendre(m, y, w);
+  std::vector<double> k(size_t(m) * m), psi(size_t(m), 1.0), next(static_cast<size_t>(m));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) k[size_t(i) * m + j] = w[size_t(j)] * std::cos(c * y[size_t(i)] * y[size_t(j)]);
+  for (int it = 0; it < 10000; ++it) {
+    double top = 0;
+    for (int i = 0; i < m; ++i) {
+      double s = 0;
+      for (int j = 0; j < m; ++j) s += k[size_t(i) * m + j] * psi[size_t(j)];
+      next[size_t(i)] = s;
+      top = std::max(top, std::abs(s));
+    }
+    double change = 0;
+    for (int i = 0; i < m; ++i) {
+      change = std::max(change, std::abs(next[size_t(i)] / top - psi[size_t(i)]));
+      psi[size_t(i)] = next[size_t(i)] / top;
+    }
+    if (change < 1e-15) break;
+  }
+  auto at = [&](double x) {
+    double s = 0;
+    for (int j = 0; j < m; ++j) s += w[size_t(j)] * std::cos(c * x * y[size_t(j)]) * psi[size_t(j)];
+    return s;
+  };
+  const double zero = at(0);
+  std::vector<double> out;
+  for (double fi : f) out.push_back(at(2 * fi) / zero);
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> reference_correction(KernelKind kind, int support, int n) {
+  std::vector<double> g(size_t(n), 1.0);
+  if (support == 1 || kind == KernelKind::delta) return g;
+  const double beta = core::kPi * support / 2;  // also the prolate's c
+  std::vector<double> f(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) f[size_t(i)] = double(i - n / 2) / n;
+  std::vector<double> t;
+  if (kind == KernelKind::kaiser_bessel) {
+    auto shape = [](double z) { return z < 1e-6 ? 1 + z * z / 6 : std::sinh(z) / z; };
+    for (double fi : f) {
+      const double z2 = beta * beta - std::pow(core::kPi * support * fi, 2);
+      t.push_back(shape(std::sqrt(std::max(0.0, z2))) / shape(beta));
+    }
+  } else {
+    t = prolate_transform(beta, f);
+  }
+  for (int i = 0; i < n; ++i) g[size_t(i)] = 1 / (t[size_t(i)] * t[size_t(i)]);
+  return g;
+}
+
+ZeroLag zero_lag(const Problem& p) {
+  const int n = p.imaging.image_size, A = p.station.size(), S = p.plan.support, C = p.obs.channels, P = p.obs.pols;
+  const int T = p.obs.samples();
+  const std::vector<Product>& products = p.imaging.products;
+  const bool no_autos = p.imaging.remove_autos;
+  ZeroLag z;
+  z.planes = plane_count(products);
+  z.channels = C;
+  z.sum.assign(size_t(z.planes) * C, 0.0);
+  z.scale.assign(size_t(z.planes) * C, 0.0);
+  z.pairs.assign(size_t(C), 0);
+  const double nn = double(n) * n;
+#pragma omp parallel for schedule(dynamic)
+  for (int c = 0; c < C; ++c) {
+    const ChannelGrid g = channel_grid(p.plan, c);
+    // The stands whose S x S supports share a cell of the periodic grid, with W_ab per axis.
+    struct Pair {
+      int a, b;
+      double w;
+    };
+    std::vector<Pair> pairs;
+    auto overlap = [&](const int32_t* cell, const double* weight, int a, int b, double& w) {
+      bool shared = false;
+      w = 0;
+      for (int i = 0; i < S; ++i)
+        for (int j = 0; j < S; ++j)
+          if (mod((long long)cell[a] + i - cell[b] - j, n) == 0) {
+            shared = true;
+            w += weight[size_t(a) * S + i] * weight[size_t(b) * S + j];
+          }
+      return shared;
+    };
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        double wx, wy;
+        if (overlap(g.cell_x, g.weight_x, a, b, wx) && overlap(g.cell_y, g.weight_y, a, b, wy)) pairs.push_back({a, b, wx * wy});
+      }
+    // Per pair over every sample: Re XX, Re YY, Re and Im of XY* (the totals over the ordered
+    // pairs of XX and YY are real: (a, b) and (b, a) are conjugate; YX*'s is conj(XY*'s)).
+    constexpr int kBlock = 512;
+    std::vector<int> re(size_t(P) * A * kBlock), im(size_t(P) * A * kBlock);  // (pol, stand, t)
+    std::vector<long long> acc(pairs.size() * 4, 0);
+    const size_t stride = size_t(C) * A * P;
+    for (int t0 = 0; t0 < T; t0 += kBlock) {
+      const int len = std::min(kBlock, T - t0);
+      for (int t = 0; t < len; ++t) {
+        const uint8_t* b = p.voltages.data() + size_t(t0 + t) * stride + size_t(c) * A * P;
+        for (int a = 0; a < A; ++a)
+          for (int q = 0; q < P; ++q) {
+            re[(size_t(q) * A + a) * kBlock + t] = nibble_re(b[a * P + q]);
+            im[(size_t(q) * A + a) * kBlock + t] = nibble_im(b[a * P + q]);
+          }
+      }
+      for (size_t k = 0; k < pairs.size(); ++k) {
+        const int* xa_re = &re[size_t(pairs[k].a) * kBlock];
+        const int* xa_im = &im[size_t(pairs[k].a) * kBlock];
+        const int* xb_re = &re[size_t(pairs[k].b) * kBlock];
+        const int* xb_im = &im[size_t(pairs[k].b) * kBlock];
+        long long xx = 0, yy = 0, xy_re = 0, xy_im = 0;
+        for (int t = 0; t < len; ++t) xx += xa_re[t] * xb_re[t] + xa_im[t] * xb_im[t];
+        if (P > 1) {
+          const int* ya_re = &re[(size_t(A) + pairs[k].a) * kBlock];
+          const int* ya_im = &im[(size_t(A) + pairs[k].a) * kBlock];
+          const int* yb_re = &re[(size_t(A) + pairs[k].b) * kBlock];
+          const int* yb_im = &im[(size_t(A) + pairs[k].b) * kBlock];
+          for (int t = 0; t < len; ++t) {
+            yy += ya_re[t] * yb_re[t] + ya_im[t] * yb_im[t];
+            xy_re += xa_re[t] * yb_re[t] + xa_im[t] * yb_im[t];  // E_aX conj(E_bY)
+            xy_im += xa_im[t] * yb_re[t] - xa_re[t] * yb_im[t];
+          }
+        }
+        acc[k * 4 + 0] += xx, acc[k * 4 + 1] += yy, acc[k * 4 + 2] += xy_re, acc[k * 4 + 3] += xy_im;
+      }
+    }
+    double sxx = 0, syy = 0, sxy_re = 0, sxy_im = 0, px = 0, py = 0;
+    int distinct = 0;
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const double w = pairs[k].w;
+      if (pairs[k].a == pairs[k].b) {
+        px += w * double(acc[k * 4 + 0]);
+        py += w * double(acc[k * 4 + 1]);
+        if (no_autos) continue;
+      } else {
+        ++distinct;
+      }
+      sxx += w * double(acc[k * 4 + 0]);
+      syy += w * double(acc[k * 4 + 1]);
+      sxy_re += w * double(acc[k * 4 + 2]);
+      sxy_im += w * double(acc[k * 4 + 3]);
+    }
+    z.pairs[size_t(c)] = distinct;
+    size_t q = 0;
+    auto put = [&](double value, double scale) {
+      z.sum[q * C + size_t(c)] = nn * value;
+      z.scale[q * C + size_t(c)] = nn * scale;
+      ++q;
+    };
+    for (Product pr : products) switch (pr) {
+        case Product::XX: put(sxx, px); break;
+        case Product::YY: put(syy, py); break;
+        case Product::I: put(sxx + syy, px + py); break;
+        case Product::XY: put(sxy_re, std::sqrt(px * py)), put(sxy_im, std::sqrt(px * py)); break;
+        case Product::YX: put(sxy_re, std::sqrt(px * py)), put(-sxy_im, std::sqrt(px * py)); break;
+      }
+  }
+  return z;
+}
+
 const char* reference_name(ReferenceKind k) { return k == ReferenceKind::fx ? "fx-double" : "beamformer-double"; }
 
 std::vector<double> reference_images(const Problem& p, const std::vector<int>& channels, ReferenceKind kind) {
   const int n = p.imaging.image_size, planes = plane_count(p.imaging.products);
   const size_t nn = size_t(n) * n, K = channels.size();
   std::vector<double> out(size_t(planes) * K * nn);
+  const std::vector<double> correction = reference_correction(p.imaging.kernel, p.imaging.support, n);
 #pragma omp parallel for schedule(dynamic)
   for (size_t k = 0; k < K; ++k) {
     const ChannelVoltages v = decode_channel(p, channels[k]);
     const ChannelGrid g = channel_grid(p.plan, channels[k]);
     const std::vector<double> img = kind == ReferenceKind::fx
-                                        ? fx_image(v, g, p.imaging.products, p.imaging.remove_autos, p.correction)
-                                        : beamformer_image(v, g, p.imaging.products, p.imaging.remove_autos, p.correction);
+                                        ? fx_image(v, g, p.imaging.products, p.imaging.remove_autos, correction)
+                                        : beamformer_image(v, g, p.imaging.products, p.imaging.remove_autos, correction);
     for (int q = 0; q < planes; ++q)
       std::copy(img.begin() + long(q * nn), img.begin() + long((q + 1) * nn), out.begin() + long((size_t(q) * K + k) * nn));
   }

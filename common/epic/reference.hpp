@@ -12,6 +12,8 @@
 //               EPIC image equals it to rounding: that is the FX identity (Thyagarajan et al.
 //               2017). Without autocorrelations, the pairs a = b are left out, which is exact.
 //
+// Both multiply by their own grid correction (reference_correction), not the one the steps get.
+//
 // Images are (plane, m, l) in image order: pixel (m, l) is at l = (l - N/2) / (N grid_spacing),
 // m likewise; planes as in products.hpp.
 #pragma once
@@ -47,6 +49,32 @@ std::vector<double> fx_image(const ChannelVoltages& v, const ChannelGrid& g, con
 // What a gridded, grid-corrected image approximates.
 std::vector<double> true_beamformer(const ChannelVoltages& v, const Station& station, double lambda, double grid_spacing,
                                     int n, int pol);
+
+// The grid correction by a route of its own, sharing no code with gridding.cpp's
+// grid_correction (which the steps get): per axis in image order, g[i] = 1 / C^(f)^2 at
+// f = (i - N/2) / N, C^ the kernel's continuous transform with C^(0) = 1. The Kaiser-Bessel
+// window's transform in closed form, (sinh z / z) / (sinh beta / beta), z^2 = beta^2 - (pi S f)^2;
+// the prolate's from its being its own finite Fourier transform, C^(f) = psi_0(c, 2f) / psi_0(c, 0),
+// with psi_0 the dominant eigenfunction of the integral operator int cos(c x y) psi(y) dy on
+// [-1, 1], found by power iteration on Gauss-Legendre nodes (Nystrom). All ones for the delta
+// (support 1).
+std::vector<double> reference_correction(KernelKind kind, int support, int n);
+
+// The FX correlator's zero baseline, per channel: the sum over the pixels of a channel's image
+// before the grid correction. By Parseval, sum_j F_p(j) conj(F_q(j)) = N^2 sum_k G_p(k) conj(G_q(k))
+// for each sample, and sum_k G_p conj(G_q) = sum_{a,b} E_ap conj(E_bq) W_ab with
+// W_ab = sum_k C_a(k) C_b(k) (periodic grid): only the autocorrelations and the pairs of stands
+// whose supports overlap contribute. Visibilities in exact integers over every sample of every
+// gulp; O(samples x (stands + overlapping pairs)) per channel, so every channel of `large`.
+struct ZeroLag {
+  int planes = 0, channels = 0;
+  std::vector<double> sum;    // (plane, channel): what the image's pixels sum to, uncorrected
+  std::vector<double> scale;  // (plane, channel): N^2 times the autocorrelation power of the
+                              // plane's polarizations (XX: X's, YY: Y's, I: both, XY*, YX*:
+                              // their geometric mean), what a step's rounding is proportional to
+  std::vector<int> pairs;     // (channel): ordered pairs of distinct stands that overlap
+};
+ZeroLag zero_lag(const Problem& p);
 
 enum class ReferenceKind { fx, beamformer };
 const char* reference_name(ReferenceKind k);  // "fx-double", "beamformer-double"

@@ -1,5 +1,7 @@
 // Validation of a step's image against a CPU double reference (reference.hpp), by accuracy
-// class, plus a physical check: the brightest simulated source peaks at its (l, m) pixel.
+// class, on every channel where that is cheap and on a seeded sample beyond; every channel's
+// every plane against the correlator's zero baseline (reference.hpp, zero_lag); and a physical
+// check: the brightest simulated source peaks at its (l, m) pixel.
 // Thresholds and the errors they come from: steps/epic/README.md, "Validation".
 #pragma once
 #include <string>
@@ -15,10 +17,30 @@ namespace epic {
 double rel_l2_threshold(Accuracy a);
 const char* accuracy_name(Accuracy a);
 
-// The channels compared: all of them up to 16; beyond, 8: the first, the last and 6 drawn with
-// the seed (the reference costs stands^2 x samples per channel).
+// The channels compared pixel by pixel: all of them up to 16; beyond, 8: the first, the last
+// and 6 drawn with the seed (the reference costs stands^2 x samples per channel).
 constexpr int kMaxValidatedChannels = 16, kSampledChannels = 8;
 std::vector<int> validation_channels(int channels, uint64_t seed);
+
+// Every channel and plane, whatever the size: the image's pixels summed with the grid
+// correction divided out (the reference's own correction) against the correlator's zero
+// baseline over every sample of every gulp, the difference in units of the autocorrelation
+// power (ZeroLag::scale). It sees a channel zeroed, swapped, duplicated or imaged from the wrong
+// bytes, a gulp dropped or imaged twice, and a grid correction that is not the kernel's: the
+// channels' and gulps' powers differ by their sample noise (about 1 / sqrt(samples x stands),
+// more with the sky's correlated part), above the limit for every size the tests use; the
+// limits and the figures behind them: power_threshold, steps/epic/README.md, "Validation".
+double power_threshold(Accuracy a);
+struct PowerCheck {
+  std::vector<double> error;     // (plane, channel)
+  double worst = 0;              // the largest error (HUGE_VAL for a non-finite image)
+  int worst_plane = 0, worst_channel = 0;
+  double step_sum = 0, reference_sum = 0, scale = 0;  // of the worst
+  int failing = 0;               // (plane, channel) over the limit
+  double threshold = 0;
+  bool pass = true;
+};
+PowerCheck check_power(const Problem& p, Accuracy accuracy, const float* image);
 
 // Where the brightest named source should appear and where the image has its peak.
 struct PeakCheck {
@@ -60,6 +82,7 @@ struct Verdict {
   double worst = 0;                  // the largest plane_rel_l2
   double threshold = 0;
   PeakCheck peak;
+  PowerCheck power;
   bool pass = false;
   std::string failure;
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -449,7 +450,134 @@ TEST(EpicGridCorrection, OffCentreSourceKeepsItsFlux) {
   EXPECT_NEAR(flux_ratio(KernelKind::delta, 1, 0.5, -0.25, true), flux_ratio(KernelKind::delta, 1, 0.5, -0.25, false), 1e-12);
 }
 
+TEST(EpicGridCorrection, TheReferencesOwnRouteAgreesWithTheHarness) {
+  // reference_correction (closed form; the prolate by Nystrom) against grid_correction
+  // (quadrature of the kernel; the prolate by its Legendre expansion): two routes, one answer.
+  for (int n : {64, 128})
+    for (KernelKind k : {KernelKind::pswf, KernelKind::kaiser_bessel})
+      for (int s : {1, 2, 3}) {
+        const std::vector<double> mine = reference_correction(k, s, n);
+        const std::vector<double> theirs = grid_correction(GriddingKernel(k, s), n);
+        ASSERT_EQ(mine.size(), theirs.size());
+        for (size_t i = 0; i < mine.size(); ++i)
+          EXPECT_NEAR(mine[i] / theirs[i], 1.0, 1e-9) << kernel_name(k) << " support " << s << " n " << n << " i " << i;
+      }
+  // The correction squared, not once: at the image's corner pixel the prolate of support 3
+  // needs 1 / C^(1/2)^2 = 239 per axis (README: 57,000 over both axes).
+  const double corner = reference_correction(KernelKind::pswf, 3, 64)[0];
+  EXPECT_GT(corner, 200);
+  EXPECT_LT(corner, 280);
+}
+
 // ---- validation ------------------------------------------------------------------------------
+
+TEST(EpicValidation, ZeroBaselineIsTheSumOfTheUncorrectedPixels) {
+  // The FX reference (double, every pixel), its correction divided out and its pixels summed,
+  // against zero_lag's sum over the overlapping pairs: Parseval, to rounding. With a kernel the
+  // overlapping pairs count; with --no-autos the autocorrelations leave the sum.
+  for (Gridding g : {Gridding{1, KernelKind::delta}, Gridding{2, KernelKind::pswf}, Gridding{3, KernelKind::kaiser_bessel}})
+    for (bool no_autos : {false, true}) {
+      const Problem p = build([&](Problem& q) {
+        q.obs.gulps = 2;
+        q.obs.samples_per_gulp = 4;
+        q.imaging.support = g.support;
+        q.imaging.kernel = g.kernel;
+        q.imaging.products = {Product::XX, Product::YY, Product::XY, Product::YX, Product::I};
+        q.imaging.remove_autos = no_autos;
+      });
+      const int n = p.imaging.image_size, C = p.obs.channels, Q = plane_count(p.imaging.products);
+      const size_t nn = size_t(n) * n;
+      const std::vector<double> corr = reference_correction(p.imaging.kernel, p.imaging.support, n);
+      const std::vector<double> ref = reference_images(p, {0, 1}, ReferenceKind::fx);
+      const ZeroLag z = zero_lag(p);
+      ASSERT_EQ(z.planes, Q);
+      for (int q = 0; q < Q; ++q)
+        for (int c = 0; c < C; ++c) {
+          double sum = 0;
+          for (int m = 0; m < n; ++m)
+            for (int l = 0; l < n; ++l) sum += ref[(size_t(q) * C + c) * nn + size_t(m) * n + l] / (corr[size_t(m)] * corr[size_t(l)]);
+          const double scale = z.scale[size_t(q) * C + c];
+          EXPECT_GT(scale, 0);
+          EXPECT_NEAR(sum / scale, z.sum[size_t(q) * C + c] / scale, 1e-10)
+              << "support " << g.support << " no_autos " << no_autos << " plane " << q << " channel " << c;
+        }
+      if (g.support > 1) EXPECT_GT(z.pairs[0], 0) << "a kernel of support " << g.support << " overlaps neighbours";
+    }
+}
+
+// A step image made wrong in one of the ways the zero-baseline check is for: channel `to`'s
+// planes zeroed (from < 0), swapped with channel `from`'s, or overwritten by them.
+std::vector<float> with_channels(std::vector<float> img, const Problem& p, int to, int from, bool swap) {
+  const size_t nn = size_t(p.imaging.image_size) * p.imaging.image_size;
+  const int C = p.obs.channels;
+  for (int q = 0; q < plane_count(p.imaging.products); ++q) {
+    float* a = img.data() + (size_t(q) * C + to) * nn;
+    if (from < 0) {  // zeroed
+      std::fill(a, a + nn, 0.0f);
+      continue;
+    }
+    float* b = img.data() + (size_t(q) * C + from) * nn;
+    for (size_t i = 0; i < nn; ++i) {
+      if (swap) {
+        std::swap(a[i], b[i]);
+      } else {
+        a[i] = b[i];
+      }
+    }
+  }
+  return img;
+}
+
+TEST(EpicValidation, EveryChannelIsJudgedBeyondTheComparedSample) {
+  // 32 channels: 8 are compared pixel by pixel; the zero-baseline check sees the other 24.
+  // Issue 22: channel 5 zeroed passed at rel_l2 2.2e-7 when only the sample was judged.
+  const Problem p = build([](Problem& q) {
+    q.obs.channels = 32;
+    q.obs.samples_per_gulp = 4;
+    q.obs.gulps = 2;
+  });
+  const std::vector<int> compared = validation_channels(32, 1);
+  std::vector<int> unseen;
+  for (int c = 0; c < 32; ++c)
+    if (std::find(compared.begin(), compared.end(), c) == compared.end()) unseen.push_back(c);
+  ASSERT_GE(unseen.size(), 3u);
+  const std::vector<double> img = run_cpu_step(p);
+  const std::vector<float> f(img.begin(), img.end());
+  const Verdict ok = validate(p, Accuracy::fp32, f.data(), 1, ReferenceKind::fx);
+  EXPECT_TRUE(ok.pass) << ok.failure;
+  EXPECT_LT(ok.power.worst, 1e-6);
+  EXPECT_EQ(ok.power.error.size(), size_t(32) * 6);
+  const int a = unseen[0], b = unseen[1];
+  struct Wrong {
+    const char* what;
+    std::vector<float> image;
+  };
+  for (const Wrong& w : {Wrong{"zeroed", with_channels(f, p, a, -1, false)}, Wrong{"swapped", with_channels(f, p, a, b, true)},
+                         Wrong{"duplicated", with_channels(f, p, b, a, false)}}) {
+    const Verdict bad = validate(p, Accuracy::fp32, w.image.data(), 1, ReferenceKind::fx);
+    EXPECT_FALSE(bad.pass) << w.what;
+    EXPECT_LT(bad.worst, 1e-5) << w.what << ": the compared channels are untouched";
+    EXPECT_NE(bad.failure.find("zero baseline"), std::string::npos) << w.what << ": " << bad.failure;
+    EXPECT_TRUE(bad.power.worst_channel == a || bad.power.worst_channel == b) << w.what << ": " << bad.failure;
+    EXPECT_FALSE(validate(p, Accuracy::half, w.image.data(), 1, ReferenceKind::fx).pass) << w.what;
+  }
+}
+
+TEST(EpicValidation, AGridCorrectionNotTheKernelsFails) {
+  // The step multiplies by the correction it is given; given one left unsquared (1 / C^ per axis),
+  // its image is off by C^(x) C^(y): the reference's own correction sees it, pixel by pixel and
+  // in every channel's sum.
+  const Problem p = make();
+  Problem wrong = p;
+  for (double& g : wrong.correction) g = std::sqrt(g);
+  const std::vector<double> img = run_cpu_step(wrong);
+  const std::vector<float> f(img.begin(), img.end());
+  const Verdict v = validate(p, Accuracy::fp32, f.data(), 1, ReferenceKind::fx);
+  EXPECT_FALSE(v.pass);
+  EXPECT_GT(v.worst, 1e-2) << v.failure;
+  EXPECT_EQ(v.power.failing, int(v.power.error.size())) << v.failure;
+}
+
 
 TEST(EpicValidation, ChannelSubsetKeepsFirstAndLastAndIsSeeded) {
   EXPECT_EQ(validation_channels(16, 1).size(), 16u);
