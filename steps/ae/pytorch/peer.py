@@ -17,7 +17,10 @@ Modes (params.mode):
 Images: uniform random pixels by default (the work of a training step does not depend on the
 pixel values), the steps' own synthetic images with --images-npy (written by
 `ae_dataset --size large --out FILE`: then the loss curves compare with the steps' too), or
-CIFAR-10 with --cifar-dir (data_batch_1..5.bin). --load DIR starts from
+CIFAR-10 with --cifar-dir (data_batch_1..5.bin), or Fashion-MNIST with --idx-dir (the folder
+Debian's dataset-fashion-mnist installs, train-images-idx3-ubyte[.gz]; 28x28 grey padded to
+32x32 and copied to three channels, as common/ae/data.cpp reads it: the steps' --idx-dir
+images, so that the loss curves compare). --load DIR starts from
 weights saved by a step's --save (one .npy per tensor, the same names and shapes).
 
 Validation: one training step's loss and gradients on 4 images against the same model in
@@ -54,6 +57,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--cifar-dir", help="train on CIFAR-10 (binary version) instead of random images")
+    p.add_argument("--idx-dir", help="train on Fashion-MNIST (train-images-idx3-ubyte or .gz in this folder, e.g. "
+                   "/usr/share/datasets/fashion-mnist) instead of random images")
     p.add_argument("--images-npy", help="train on the steps' synthetic images, as datasets/ae_dataset writes them "
                    "(float32, images x 3 x 32 x 32), instead of random images")
     p.add_argument("--load", help="initial weights: a folder of .npy files as a step's --save writes them")
@@ -90,6 +95,36 @@ def read_cifar10(folder, count):
     if len(images) < count:
         sys.exit(f"peer.py: --images {count}: {folder} holds only {len(images)}")
     return images.astype(np.float32) / 255.0
+
+
+def read_idx_images(folder, count):
+    """The first `count` images of Fashion-MNIST's training file, as common/ae/data.cpp reads
+    them: each 28x28 byte image centred in 32x32 with zeros around it, divided by 255, the same
+    grey in all three channels."""
+    import gzip
+    import numpy as np
+    for name in ("train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            break
+    else:
+        sys.exit(f"peer.py: --idx-dir {folder}: no train-images-idx3-ubyte[.gz] there")
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    if len(raw) < 16 or int.from_bytes(raw[:4], "big") != 0x803:
+        sys.exit(f"peer.py: {path}: not an IDX image file (magic 0x00000803)")
+    n, rows, cols = (int.from_bytes(raw[i:i + 4], "big") for i in (4, 8, 12))
+    if rows > 32 or cols > 32 or len(raw) != 16 + n * rows * cols:
+        sys.exit(f"peer.py: {path}: {n} images of {rows}x{cols} in {len(raw)} bytes: not what the steps read")
+    if n < count:
+        sys.exit(f"peer.py: --images {count}: {path} holds only {n}")
+    pixels = np.frombuffer(raw, dtype=np.uint8, offset=16, count=count * rows * cols).reshape(count, rows, cols)
+    images = np.zeros((count, 3, 32, 32), dtype=np.float32)
+    top, left = (32 - rows) // 2, (32 - cols) // 2
+    images[:, :, top:top + rows, left:left + cols] = (pixels.astype(np.float32) / np.float32(255))[:, None]
+    return images
 
 
 def host_info():
@@ -175,9 +210,12 @@ def main(argv):
                 nn.init.zeros_(layer.bias)
         return {k: v.clone() for k, v in m.state_dict().items()}
 
-    if a.cifar_dir and a.images_npy:
-        sys.exit("peer.py: --cifar-dir and --images-npy: name one source of images")
-    if a.cifar_dir:
+    if sum(bool(x) for x in (a.cifar_dir, a.idx_dir, a.images_npy)) > 1:
+        sys.exit("peer.py: --cifar-dir, --idx-dir and --images-npy: name one source of images")
+    if a.idx_dir:
+        images_np = read_idx_images(a.idx_dir, a.images)
+        source, problem_name = "fashion-mnist", "fashion-mnist"
+    elif a.cifar_dir:
         images_np = read_cifar10(a.cifar_dir, a.images)
         source, problem_name = "cifar-10", "cifar-10"
     elif a.images_npy:
