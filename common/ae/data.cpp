@@ -285,7 +285,10 @@ ImageSet read_idx_images(const std::string& path, size_t limit) {
                            std::to_string(count) + " images the header announces");
   ImageSet s;
   s.source = "fashion-mnist";
+  // The file's name without .gz: the same images make the same problem (and digest), raw or
+  // compressed (a GPU machine may hold the file gunzipped).
   s.origin = std::filesystem::path(path).filename().string();
+  if (ends_with(s.origin, ".gz")) s.origin.resize(s.origin.size() - 3);
   s.count = int(limit ? std::min<uint64_t>(count, limit) : count);
   s.pixels.assign(size_t(s.count) * s.image_size(), 0.0f);
   // Centred in 32x32 (a 28x28 image gets 2 zero pixels on every side), the same grey in R, G, B.

@@ -439,7 +439,14 @@ TEST(Idx, ReadsDebiansGzipFiles) {
   Scratch s;
   s.write("train-images-idx3-ubyte.gz", gzip(idx_images(3, 28, 28)));
   EXPECT_EQ(fashion_mnist_file(s.dir(), "train"), s.path("train-images-idx3-ubyte.gz"));
-  expect_padded_fashion_images(read_idx_images(s.path("train-images-idx3-ubyte.gz")), 3);
+  const ImageSet packed = read_idx_images(s.path("train-images-idx3-ubyte.gz"));
+  expect_padded_fashion_images(packed, 3);
+  // The same images raw: the same origin (the file's name without .gz), so the same problem.
+  s.write("train-images-idx3-ubyte", idx_images(3, 28, 28));
+  const ImageSet raw = read_idx_images(s.path("train-images-idx3-ubyte"));
+  EXPECT_EQ(packed.origin, "train-images-idx3-ubyte");
+  EXPECT_EQ(raw.origin, packed.origin);
+  EXPECT_EQ(raw.pixels, packed.pixels);
 }
 
 TEST(Idx, RefusesTruncatedOrForeignGzipFiles) {
