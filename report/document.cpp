@@ -110,6 +110,27 @@ double speedup(const Record& base, const Record& r) {
 
 std::string title_of(const Record& r) { return text_at(r.data, "title").value_or(""); }
 
+// The images an ae row trained on (problem.params.data.source), as the report names them: real
+// data sets by name, the steps' generated shapes and the peer's random pixels as what they are.
+std::string images_of(const Record& r) {
+  const std::string source = text_at(r.data, "problem.params.data.source").value_or("");
+  if (source == "synthetic") return "generated shapes";
+  if (source == "fashion-mnist") return "Fashion-MNIST";
+  if (source == "cifar-10") return "CIFAR-10";
+  if (source == "random-uniform") return "random pixels";
+  return source.empty() ? "not recorded" : source;
+}
+
+// "Fashion-MNIST", or "generated shapes and random pixels": the images of these rows.
+std::string images_of(const std::vector<const Record*>& rows) {
+  std::vector<std::string> names;
+  for (const Record* r : rows)
+    if (std::find(names.begin(), names.end(), images_of(*r)) == names.end()) names.push_back(images_of(*r));
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 bool passed(const Record& r) { return r.data["validation"]["pass"].get<bool>(); }
 
 class Writer {
@@ -431,15 +452,20 @@ class Writer {
       if (auto d = text_at(r->data, "problem.digest")) digests.insert(*d);
     }
     const std::string unit = first.unit();
+    // ae: the images each row trained on (a loss is only comparable on the same images).
+    bool any_images = false;
+    for (const Record* r : l.rows)
+      any_images |= l.track == "ae" && text_at(r->data, "problem.params.data.source").has_value();
     std::vector<std::string> head = {"step"};
     if (any_title) head.push_back("what");
+    if (any_images) head.push_back("images");
     head.insert(head.end(), {"time (ms)", "end-to-end (ms)", "step speedup", "cumulative", unit.empty() ? "throughput" : unit});
     head.insert(head.end(), {"% of ceiling", "check"});
     if (any_rel) head.push_back("rel. L2 error");
     if (any_psnr) head.push_back("PSNR (dB)");
     if (any_p) head.push_back("p-value");
     if (any_memory) head.push_back("peak memory (MiB)");
-    md_ << table_row(head) << table_rule(head.size(), any_title ? 2 : 1);
+    md_ << table_row(head) << table_rule(head.size(), 1 + (any_title ? 1 : 0) + (any_images ? 1 : 0));
 
     // A row's step speedup is over the previous step's first row (its finest precision), so that
     // a step's second precision is compared with the step before it, not with its sibling.
@@ -451,6 +477,7 @@ class Writer {
       if (ladder_step && (!step_first || step_first->step() != r->step())) previous = step_first, step_first = r;
       std::vector<std::string> row = {"`" + r->row_name() + "`"};
       if (any_title) row.push_back(title_of(*r));
+      if (any_images) row.push_back(images_of(*r));
       const double cumulative = speedup(first, *r);
       row.insert(row.end(), {fmt_ms(r->time_ms()), fmt_ms(r->total_ms()),
                              previous && ladder_step ? fmt_speedup(speedup(*previous, *r)) : "-",
@@ -517,7 +544,8 @@ class Writer {
     figures_.push_back(image_grid(name, "inputs (top) and reconstructions (bottom): " + step + ", " + heading,
                                   {"input", "output"}, {pictures("input"), pictures("output")}));
     md_ << "The first " << count << (count == 1 ? " image" : " images") << " (top) and `" << step
-        << "`'s reconstructions of them after training (below; 8-bit, clipped to the images' range)";
+        << "`'s reconstructions of them after training (below; 8-bit, clipped to the images' range"
+        << (text_at(newest->data, "problem.params.data.source") ? "; " + images_of(*newest) : "") << ")";
     if (const auto mse = number_at(g, "mse")) md_ << ": loss (MSE) of these images " << printf_string("%.4g", *mse);
     const json* losses = find_path(newest->data, "training.losses");
     if (losses && losses->is_array() && !losses->empty() && losses->back().is_number())
@@ -623,7 +651,13 @@ class Writer {
     const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                     (l.device.empty() ? "cpu" : l.device) + "-loss");
     figures_.push_back(lines(name, "training loss, " + heading, {"training step", "minibatch loss (MSE)", false, true}, series));
-    md_ << "Training loss of each row, one value a training step"
+    std::vector<const Record*> curves;
+    for (const Record* r : l.rows)
+      if (find_path(r->data, "training.losses")) curves.push_back(r);
+    const bool named = std::any_of(curves.begin(), curves.end(), [](const Record* r) {
+      return text_at(r->data, "problem.params.data.source").has_value();
+    });
+    md_ << "Training loss of each row, one value a training step" << (named ? ", on " + images_of(curves) : "")
         << (sources.size() > 1 ? " (the rows trained on different images, so only the shapes of their curves compare)" : "")
         << ":\n\n"
         << "![training loss, " << heading << "](figures/" << name << ".png)\n\n";

@@ -18,7 +18,7 @@ const std::vector<Track>& known_tracks() {
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
       {"mc", "Monte Carlo photon transport (tiny_mc)", "", {}, {}, ""},
       // A training step's rate depends on the minibatch: one table per batch size.
-      {"ae", "Training the CIFAR-10 convolutional autoencoder", "batch",
+      {"ae", "Training a convolutional autoencoder on 32x32 colour images (CIFAR-10's shape)", "batch",
        {{"convolution flops", "work.flop", "", "", 1}},
        {},
        "the convolutions' flops of the timed training (`work.flop`: forward and backward, 1.03 GFLOP per image of "
