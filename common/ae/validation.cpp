@@ -64,6 +64,7 @@ KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector
   const TensorNorms norms(tensors, ref);
   KinksFollowed f;
   double error = norms.distance(ref, step);
+  std::vector<std::pair<double, double>> taken;  // (size, margin) of each alternative taken
   for (const reference::Kink& k : kinks) {
     double size = 0;
     for (size_t j = 0; j < k.index.size(); ++j) {
@@ -72,16 +73,21 @@ KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector
     }
     const double e = norms.distance(ref, step);
     if (e < error) {
-      ++f.taken;
-      if (size > error) {
-        ++f.mattered;
-        f.widest = std::max(f.widest, k.margin);
-      }
+      taken.push_back({size, k.margin});
       error = e;
     } else {
       for (size_t j = 0; j < k.index.size(); ++j) ref[k.index[j]] -= k.value[j];
     }
   }
+  // One mattered when it moved the gradient by more than the error left at the end. (Not the
+  // error left before it: a decision the step took the other way accounts for about all of that,
+  // so the two are equal to rounding.)
+  f.taken = taken.size();
+  for (const auto& [size, margin] : taken)
+    if (size > error) {
+      ++f.mattered;
+      f.widest = std::max(f.widest, margin);
+    }
   return f;
 }
 

@@ -64,7 +64,7 @@ struct Verdict {
 // Takes each kink's alternative into the reference gradient `ref` when `step`'s gradient is
 // closer to it (the sum over tensors of squared relative L2 errors): the step decided that
 // unit the other way. taken: the alternatives taken; mattered: those that moved the gradient
-// by more than the error left before, and the widest margin among them.
+// by more than the error left once all are followed, and the widest margin among them.
 struct KinksFollowed {
   size_t taken = 0, mattered = 0;
   double widest = 0;

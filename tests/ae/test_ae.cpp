@@ -280,6 +280,25 @@ TEST(Reference, KinkAlternativeOfAReluUnderPoolingIsTheGradientsJump) {
   }
 }
 
+TEST(Validation, AKinkThatExplainsTheErrorIsCountedAsFlipped) {
+  // The step took one decision the other way: its gradient is the reference's plus that kink's
+  // alternative, plus rounding. Following it leaves only the rounding, and it is counted (its
+  // size is the error before it, to rounding, so comparing with that error would be a coin
+  // toss). A second alternative that does not fit is left out.
+  const std::vector<Tensor> t = {{"w", 0, 3, {3}}};
+  std::vector<double> ref = {1.0, 1.0, 1.0};
+  const std::vector<double> step = {1.5, 1.0 + 1e-9, 1.0 - 1e-9};
+  reference::Kink fits, misfit;
+  fits.margin = 2e-8, fits.index = {0}, fits.value = {0.5};
+  misfit.margin = 1e-8, misfit.index = {1}, misfit.value = {0.3};
+  const KinksFollowed f = follow_kinks(t, {misfit, fits}, ref, step);
+  EXPECT_EQ(f.taken, 1u);
+  EXPECT_EQ(f.mattered, 1u);
+  EXPECT_EQ(f.widest, 2e-8);
+  EXPECT_EQ(ref[0], 1.5);
+  EXPECT_EQ(ref[1], 1.0);
+}
+
 // ---------------------------------------------------------------- synthetic images
 
 TEST(Synthetic, DeterministicInRangeAndIndependentOfTheCount) {
