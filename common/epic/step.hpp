@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "cli.hpp"
+#include "step_info.hpp"
 #include "products.hpp"
 
 namespace epic {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "step_info.hpp"
 #include "problem.hpp"
 
 namespace mc {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "cli.hpp"
+#include "step_info.hpp"
 #include "problem.hpp"
 
 namespace mri {
