@@ -28,12 +28,13 @@ if [ -n "${CIFAR_DIR:-}" ]; then
   DATA=cifar-10; flags=(--cifar-dir "$CIFAR_DIR"); peer=(--cifar-dir "$CIFAR_DIR" --images 50000)
 elif [ -n "${IDX_DIR:-}" ]; then
   DATA=fashion-mnist; dir=$IDX_DIR
-  # A build without zlib refuses .gz files: the raw file beside the records serves either build
-  # (the same images give the same problem, raw or compressed).
+  # A build without zlib refuses .gz files: the raw file (in a scratch folder, not among the
+  # records) serves either build (the same images give the same problem, raw or compressed).
   if [ ! -f "$dir/train-images-idx3-ubyte" ]; then
     [ -f "$dir/train-images-idx3-ubyte.gz" ] || { echo "$dir: no train-images-idx3-ubyte[.gz]"; exit 2; }
-    mkdir -p "$OUT/fashion-mnist" && gunzip -c "$dir/train-images-idx3-ubyte.gz" > "$OUT/fashion-mnist/train-images-idx3-ubyte" || exit 2
-    dir=$OUT/fashion-mnist
+    raw=${TMPDIR:-/tmp}/stepwise-fashion-mnist
+    mkdir -p "$raw" && gunzip -c "$dir/train-images-idx3-ubyte.gz" > "$raw/train-images-idx3-ubyte" || exit 2
+    dir=$raw
   fi
   flags=(--idx-dir "$dir"); peer=(--idx-dir "$dir" --images 60000)
 else
