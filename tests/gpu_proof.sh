@@ -61,7 +61,7 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
   xargs -P "$JOBS" -L 1 bash -c '
     tool=$0 prog=$1 k=${2:-}; track=${prog%%_*}; f="$work/$tool.$prog.$k.log"
     pad=""; [ $tool = memcheck ] && pad="--padding 4096"  # a write past one array must not land in the next
-    # cuDNN's timed search runs every algorithm of every shape; under initcheck each of those
+    # The cuDNN timed search runs every algorithm of every shape; under initcheck each of those
     # library kernels is instrumented and the run outlasts any limit. initcheck of ae_06 takes
     # the heuristics path (--algo-search 0): our kernels are all checked, and the library
     # kernels it picks too. memcheck, racecheck and synccheck keep the timed search.
