@@ -43,4 +43,17 @@ open(os.path.join(d, "train-images-idx3-ubyte"), "wb").write(idx_images(4, magic
 d = folder("ae_idx_gzip_raw")
 open(os.path.join(d, "train-images-idx3-ubyte"), "wb").write(gzip.compress(idx_images(4)))
 
+# Sixteen good images the way Fashion-MNIST draws them: a bright ellipse, a different one in
+# each, on an exactly black background. Convolutions of all-zero patches must stay exactly 0
+# (a ReLU's input there is the bias alone), which algorithms that round over a tile do not.
+d = folder("ae_idx_black_background")
+pixels = bytearray()
+for n in range(16):
+    cy, cx, ry, rx = 10 + n % 8, 9 + (n * 5) % 10, 4 + n % 5, 3 + (n * 3) % 6
+    for y in range(28):
+        for x in range(28):
+            inside = ((y - cy) / ry) ** 2 + ((x - cx) / rx) ** 2 <= 1
+            pixels.append(60 + (x * 7 + y * 3 + n * 11) % 190 if inside else 0)
+open(os.path.join(d, "train-images-idx3-ubyte"), "wb").write(struct.pack(">IIII", 0x00000803, 16, 28, 28) + bytes(pixels))
+
 open(stamp, "w").write("ok\n")

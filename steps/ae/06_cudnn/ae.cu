@@ -13,8 +13,8 @@
 // load() first meets it: timed trials of every algorithm (cudnnFind*AlgorithmEx, the legacy
 // form of PyTorch's cudnn.benchmark; PyTorch 2 searches through cuDNN's graph API, which may
 // try engines no legacy algorithm number names), or cuDNN's heuristics (cudnnGet*_v7) with
-// --algo-search 0, within a workspace of at most --workspace-mib. describe() records the
-// choice.
+// --algo-search 0, within a workspace of at most --workspace-mib, leaving out Winograd and FFT
+// (see is_transform; --transforms 1 lets them in). describe() records the choice.
 #include <cudnn.h>
 
 #include <algorithm>
@@ -115,20 +115,35 @@ struct Choice {
   cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;
 };
 
+// Winograd and FFT algorithms compute a tile of outputs through a transform of the whole
+// tile, so their rounding error scales with the tile's inputs, not with each output's own: an
+// output whose inputs are all zero (a black background, as in Fashion-MNIST) comes out as
+// +-1e-9 instead of exactly 0, and the ReLU after it switches on or off at random. The
+// gradient then differs from every other step's (conv2.bias by 7 % on Fashion-MNIST), which
+// keep an exact zero exact. They are left out unless --transforms 1 allows them.
+template <class Algo>
+bool is_transform(Algo a) {
+  const std::string name = algorithm_name(a);
+  return name.find("WINOGRAD") != std::string::npos || name.find("FFT") != std::string::npos;
+}
+
 // The fastest usable result of a search (cuDNN lists them fastest first): it ran, it fits the
-// workspace, and it is FMA math. cuDNN tries only FMA kernels when the descriptor says so;
-// should a result name no math type (default math), the descriptor still restricts the kernel
-// that runs, so it is taken only when no result says FMA. Tensor-op results are never taken.
+// workspace, it is FMA math, and it is no transform unless those are allowed. cuDNN tries
+// only FMA kernels when the descriptor says so; should a result name no math type (default
+// math), the descriptor still restricts the kernel that runs, so it is taken only when no
+// result says FMA. Tensor-op results are never taken.
 template <class Perf, class Algo = decltype(Perf::algo)>
-Choice<Algo> pick(const Perf* results, int count, size_t limit, bool timed, const std::string& what) {
+Choice<Algo> pick(const Perf* results, int count, size_t limit, bool transforms, bool timed, const std::string& what) {
   for (cudnnMathType_t want : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH})
     for (int i = 0; i < count; ++i) {
       const Perf& r = results[i];
-      if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= limit && r.mathType == want)
+      if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= limit && r.mathType == want &&
+          (transforms || !is_transform(r.algo)))
         return {r.algo, r.memory, timed ? r.time : 0.0f, r.determinism};
     }
   throw core::RuntimeError("06_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
-                           std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)");
+                           std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)" +
+                           (transforms ? "" : " without Winograd or FFT (--transforms 1 allows them)"));
 }
 
 // ---- Our own kernels besides elementwise.cuh's: the loss's block sums added up ----
@@ -150,6 +165,7 @@ __global__ void sum_losses(int count, const float* __restrict__ partial, float* 
 struct Options {
   int threads = 256;
   bool timed_search = true;   // cudnnFind*AlgorithmEx; false: cudnnGet*_v7
+  bool transforms = false;    // Winograd and FFT algorithms allowed (see is_transform)
   size_t workspace_limit = 0;  // bytes
   bool cudnn_pooling = false;
 };
@@ -322,7 +338,7 @@ class Cudnn final : public Step {
     else
       CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, plan.in[l], weights_[l], convs_[l], plan.out[l],
                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, r));
-    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    auto c = pick(r, count, o_.workspace_limit, o_.transforms, o_.timed_search, what);
     CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, plan.in[l], weights_[l], convs_[l], plan.out[l], c.algo,
                                                         &c.workspace));
     return c;
@@ -339,7 +355,7 @@ class Cudnn final : public Step {
     else
       CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, plan.in[l], plan.out[l], convs_[l], weights_[l],
                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, r));
-    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    auto c = pick(r, count, o_.workspace_limit, o_.transforms, o_.timed_search, what);
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, plan.in[l], plan.out[l], convs_[l], weights_[l],
                                                                c.algo, &c.workspace));
     return c;
@@ -356,7 +372,7 @@ class Cudnn final : public Step {
     else
       CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, weights_[l], plan.out[l], convs_[l], plan.in[l],
                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, r));
-    auto c = pick(r, count, o_.workspace_limit, o_.timed_search, what);
+    auto c = pick(r, count, o_.workspace_limit, o_.transforms, o_.timed_search, what);
     CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, weights_[l], plan.out[l], convs_[l], plan.in[l],
                                                              c.algo, &c.workspace));
     return c;
@@ -537,6 +553,8 @@ StepInfo step_info() {
            {"algo-search", 1, 0, 1,
             "1: time every cuDNN algorithm once per shape (cudnnFind*AlgorithmEx); 0: cuDNN's heuristics (cudnnGet*_v7)"},
            {"workspace-mib", 512, 0, 65536, "The most workspace a cuDNN algorithm may use, MiB"},
+           {"transforms", 0, 0, 1,
+            "1: Winograd and FFT algorithms may be chosen too (their rounding scales with a tile, not an output)"},
            {"cudnn-pooling", 0, 0, 1, "1: max pooling by cuDNN (cudnnPoolingForward/Backward) instead of our kernels"}}};
 }
 
@@ -548,6 +566,7 @@ std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
   o.threads = int(threads);
   o.timed_search = core::tunable(tunables, "algo-search") == 1;
   o.workspace_limit = size_t(core::tunable(tunables, "workspace-mib")) << 20;
+  o.transforms = core::tunable(tunables, "transforms") == 1;
   o.cudnn_pooling = core::tunable(tunables, "cudnn-pooling") == 1;
   return std::make_unique<Cudnn>(o);
 }
