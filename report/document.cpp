@@ -135,8 +135,8 @@ bool passed(const Record& r) { return r.data["validation"]["pass"].get<bool>(); 
 
 class Writer {
  public:
-  Writer(const std::vector<Record>& records, const Grids& grids, const std::string& render_note)
-      : records_(records), grids_(grids), probes_(newest_probes(records)), render_note_(render_note) {}
+  Writer(const std::vector<Record>& records, const Grids& grids, const Parents& parents, const std::string& render_note)
+      : records_(records), grids_(grids), parents_(parents), probes_(newest_probes(records)), render_note_(render_note) {}
 
   Document run(const std::vector<Input>& inputs) {
     header(inputs);
@@ -167,7 +167,8 @@ class Writer {
     if (records_.empty()) return;
     md_ << "How to read the ladders. *time*: median of the timed runs of the step's compute phase\n"
            "(CUDA events for GPU steps, the host clock for CPU steps); *end-to-end*: the same run with\n"
-           "host-device transfers. *step speedup*: over the row above; *cumulative*: over the first row\n"
+           "host-device transfers. *step speedup*: over the step's parent (`steps/TRACK/STEP/parent`; \"over NN\"\n"
+           "where that is not the row above); *cumulative*: over the first row\n"
            "(both are throughput ratios, equal to time ratios when the rows did the same work).\n"
            "*% of ceiling*: the step's rate of work over the bound that binds it, measured by `stepwise_probe`\n"
            "on the same GPU (each track says which bound; where two apply, the larger fraction binds).\n"
@@ -467,20 +468,33 @@ class Writer {
     if (any_memory) head.push_back("peak memory (MiB)");
     md_ << table_row(head) << table_rule(head.size(), 1 + (any_title ? 1 : 0) + (any_images ? 1 : 0));
 
-    // A row's step speedup is over the previous step's first row (its finest precision), so that
-    // a step's second precision is compared with the step before it, not with its sibling.
+    // A row's step speedup is over its parent's first row (its finest precision), so that a
+    // step's second precision is compared with the parent, not with its sibling. A step that
+    // declares no parent (steps/TRACK/STEP/parent) is compared with the step above it; one whose
+    // parent has no row in this table gets none.
     const Record* previous = nullptr;
     const Record* step_first = nullptr;
     std::vector<Bar> bars;
     for (const Record* r : l.rows) {
       const bool ladder_step = numbered(r->step());
       if (ladder_step && (!step_first || step_first->step() != r->step())) previous = step_first, step_first = r;
+      const Record* parent = previous;
+      std::string over;
+      if (const auto declared = parents_.find(l.track + "/" + r->step()); ladder_step && declared != parents_.end()) {
+        parent = nullptr;
+        for (const Record* p : l.rows)
+          if (!declared->second.id.empty() && p->step() == declared->second.id) {
+            parent = p;
+            break;
+          }
+        if (parent && parent != previous) over = " (over " + declared->second.id.substr(0, 2) + ")";
+      }
       std::vector<std::string> row = {"`" + r->row_name() + "`"};
       if (any_title) row.push_back(title_of(*r));
       if (any_images) row.push_back(images_of(*r));
       const double cumulative = speedup(first, *r);
       row.insert(row.end(), {fmt_ms(r->time_ms()), fmt_ms(r->total_ms()),
-                             previous && ladder_step ? fmt_speedup(speedup(*previous, *r)) : "-",
+                             parent && ladder_step ? fmt_speedup(speedup(*parent, *r)) + over : "-",
                              fmt_speedup(cumulative), fmt_si(r->throughput())});
       row.push_back(ceiling_cell(info, *r, probes_));
       row.push_back(passed(*r) ? "PASS" : "**FAIL**");
@@ -881,6 +895,7 @@ class Writer {
 
   const std::vector<Record>& records_;
   const Grids& grids_;
+  const Parents& parents_;
   const Probes probes_;
   const std::string render_note_;
   std::ostringstream md_;
@@ -891,8 +906,8 @@ class Writer {
 }  // namespace
 
 Document build_document(const std::vector<Record>& records, const std::vector<Input>& inputs,
-                        const Grids& grids, const std::string& render_note) {
-  return Writer(records, grids, render_note).run(inputs);
+                        const Grids& grids, const Parents& parents, const std::string& render_note) {
+  return Writer(records, grids, parents, render_note).run(inputs);
 }
 
 }  // namespace report

@@ -15,8 +15,10 @@ struct Document {
 };
 
 // `render_note` is empty when the figures will be rendered, else one sentence saying why not.
+// A row's step speedup is over its declared parent (`parents`), or over the row above for a
+// step that declares none.
 Document build_document(const std::vector<Record>& records, const std::vector<Input>& inputs,
-                        const Grids& grids, const std::string& render_note);
+                        const Grids& grids, const Parents& parents, const std::string& render_note);
 
 // The line build_document writes when the plots are not rendered starts with this, so that a
 // check of a committed report can tell that line from the results.

@@ -28,7 +28,8 @@ int run(int argc, char** argv) {
   app.add_option("--results", o.results, "Folder of recorded results: every *.jsonl in it is read")->capture_default_str();
   app.add_option("--extra,extra", o.extra, "More results files (JSONL), e.g. this machine's build/results/local.jsonl");
   app.add_option("--out", o.out, "Output folder: REPORT.md and figures/ (use 'report' for the committed rendering)")->capture_default_str();
-  app.add_option("--steps", o.steps, "Step folders, for each tuned step's sweep.json (its grid's keys are the tuning axes); "
+  app.add_option("--steps", o.steps, "Step folders, for each step's parent (steps over their parents) and each tuned step's sweep.json "
+                 "(its grid's keys are the tuning axes); "
                  "default: RESULTS/../../steps, the steps/ beside report/");
   app.add_option("--gnuplot", o.gnuplot, "gnuplot program")->capture_default_str();
   app.add_flag("--no-render", o.no_render, "Write the gnuplot scripts and data but do not run gnuplot");
@@ -40,6 +41,7 @@ int run(int argc, char** argv) {
   const std::vector<report::Record> records = report::load(inputs);
   if (o.steps.empty()) o.steps = (std::filesystem::path(o.results) / ".." / ".." / "steps").lexically_normal().string();
   const report::Grids grids = report::load_grids(o.steps);
+  const report::Parents parents = report::load_parents(o.steps);
 
   const std::string gnuplot = o.no_render ? "" : report::find_gnuplot(o.gnuplot);
   std::string note;
@@ -48,7 +50,7 @@ int run(int argc, char** argv) {
   else if (gnuplot.empty())
     note = "gnuplot was not found on this machine. The gnuplot scripts and their data are in figures/; render them "
            "where gnuplot is installed (`cd figures && gnuplot NAME.gp`).";
-  const report::Document doc = report::build_document(records, inputs, grids, note);
+  const report::Document doc = report::build_document(records, inputs, grids, parents, note);
 
   const std::string figures_dir = o.out + "/figures";
   report::write_figures(figures_dir, doc.figures);

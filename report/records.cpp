@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "error.hpp"
 #include "results.hpp"
@@ -91,6 +92,29 @@ Grids load_grids(const std::string& steps_dir) {
     }
   }
   return grids;
+}
+
+Parents load_parents(const std::string& steps_dir) {
+  Parents parents;
+  std::error_code ec;
+  if (steps_dir.empty() || !fs::is_directory(steps_dir, ec)) return parents;
+  for (const auto& track : fs::directory_iterator(steps_dir)) {
+    if (!track.is_directory()) continue;
+    for (const auto& step : fs::directory_iterator(track.path())) {
+      const fs::path file = step.path() / "parent";
+      if (!fs::is_regular_file(file, ec)) continue;
+      std::ifstream in(file);
+      std::string line, id, kind, more;
+      std::getline(in, line);
+      std::istringstream words(line);
+      words >> id >> kind >> more;
+      if (id.empty() || !more.empty() || !(kind.empty() || kind == "reference" || kind == "branch"))
+        throw core::UsageError(file.string() + ": want one line, PARENT_ID [reference|branch] or none, not '" + line + "'");
+      parents[track.path().filename().string() + "/" + step.path().filename().string()] =
+          Parent{id == "none" ? "" : id, kind};
+    }
+  }
+  return parents;
 }
 
 namespace {

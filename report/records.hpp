@@ -63,6 +63,17 @@ std::vector<Record> load(const std::vector<Input>& inputs);
 using Grids = std::map<std::string, std::vector<std::string>>;
 Grids load_grids(const std::string& steps_dir);
 
+// Each step's declared parent, from steps/<track>/<NN_name>/parent: one line, the parent's id
+// ("03_gpu_tiled"), or "none" for a ladder's root, optionally followed by what the step is
+// beside its parent ("reference": a library's, not a rung; "branch": a side path). Keyed
+// "track/step". A missing folder or file gives none; a malformed file is a usage error.
+struct Parent {
+  std::string id;    // empty for a root
+  std::string kind;  // "", "reference" or "branch"
+};
+using Parents = std::map<std::string, Parent>;
+Parents load_parents(const std::string& steps_dir);
+
 // The node at a dotted path ("timing.kernel_ms.median"), or nullptr.
 const json* find_path(const json& j, const std::string& path);
 // Numeric field by dotted path ("params.threads"), when present and a number.

@@ -90,7 +90,9 @@ def mode_tables(exe, fixtures):
         r = row(h100, "01_cpu_omp")
         check(r[2:6] == ["100.0", "150.0", "10.0x", "10.0x"], f"newest 01_cpu_omp record wins: {r}")
         r = row(h100, "02_gather")
-        check(r[4:9] == ["10.0x", "100x", "100.0 G", "5.0 %", "PASS"], f"02 speedups and % of ceiling: {r}")
+        # 02 declares 00 its parent (fixtures/steps/mri/02_gather/parent): its step speedup is over
+        # 00, not the row above, and says so; 01 declares none and keeps the row above (10.0x).
+        check(r[4:9] == ["100x (over 00)", "100x", "100.0 G", "5.0 %", "PASS"], f"02 speedups and % of ceiling: {r}")
         r = row(h100, "03_sfu")
         check(r[1] == "GPU SFU \\| fast", f"'|' in a title is escaped: {r}")
         check(r[4:11] == ["10.0x", "1000x", "1.000 T", "50.0 %", "PASS", "2.00e-04", "80.5"], f"03 row: {r}")
@@ -98,7 +100,8 @@ def mode_tables(exe, fixtures):
 
         h200 = section(md, "### F^H d, problem small (1000000 samples x 1000 voxels), NVIDIA H200")
         r = row(h200, "03_sfu")
-        check(r[4:8] == ["125x", "1250x", "1.250 T", "n/a (no probe on NVIDIA H200)"], f"H200 row without probe: {r}")
+        # 03's parent, 02, has no row on the H200: no step speedup (not one over 01, the row above).
+        check(r[4:8] == ["-", "1250x", "1.250 T", "n/a (no probe on NVIDIA H200)"], f"H200 row without probe: {r}")
         check("`02_gather`" not in h200, "an H100 row does not leak into the H200 table")
 
         large = section(md, "### F^H d, problem large (3200000 samples x 262144 voxels), NVIDIA H100 80GB HBM3")
@@ -207,6 +210,12 @@ def mode_missing(exe, fixtures):
             f.write('{"args": [], "grid": [1, 2]}\n')
         p = run(exe, "--results", os.path.join(fixtures, "results"), "--steps", os.path.join(tmp, "steps"), "--out", tmp)
         check(p.returncode == 2 and "05_x/sweep.json" in p.stderr, f"bad sweep.json: {p.returncode} {p.stderr!r}")
+        os.remove(os.path.join(bad, "sweep.json"))
+        for content in ["04_y sideways\n", "\n"]:
+            with open(os.path.join(bad, "parent"), "w") as f:
+                f.write(content)
+            p = run(exe, "--results", os.path.join(fixtures, "results"), "--steps", os.path.join(tmp, "steps"), "--out", tmp)
+            check(p.returncode == 2 and "05_x/parent" in p.stderr, f"bad parent {content!r}: {p.returncode} {p.stderr!r}")
         empty = os.path.join(tmp, "empty")
         os.mkdir(empty)
         md = generate(exe, empty, os.path.join(tmp, "out"), "--no-render")

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The ladders as declared trees (steps/TRACK/STEP/parent): every step names an earlier step
+of its track, or is the root; `./stepwise diff TRACK STEP` is the diff against that parent;
+`./stepwise list` shows it; a malformed, missing or later parent is bad input (exit 2, named).
+Usage: step_tree.py STEPWISE WORKDIR"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+driver, work = sys.argv[1], sys.argv[2]
+root = os.path.dirname(os.path.abspath(driver))
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    failed += not ok
+    print(("ok   " if ok else "FAIL ") + what)
+
+
+def run(drv, *args):
+    env = dict(os.environ, STEPWISE_NO_INSTALL="1", STEPWISE_BUILD=os.path.join(work, "build"))
+    return subprocess.run([drv, *args], capture_output=True, text=True, env=env)
+
+
+listing = run(driver, "list").stdout
+for track in ("mri", "mc", "epic", "ae"):
+    steps = sorted(d for d in os.listdir(os.path.join(root, "steps", track)) if re.match(r"\d\d_", d))
+    roots = []
+    for step in steps:
+        line = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
+        parent = line[0]
+        if parent == "none":
+            roots.append(step)
+            check(run(driver, "diff", track, step[:2]).returncode == 2, f"{track} {step}: the root has no parent to diff")
+            continue
+        check(parent in steps and parent < step, f"{track} {step}: parent {parent} is an earlier step")
+        one, two = run(driver, "diff", track, step[:2]), run(driver, "diff", track, parent[:2], step[:2])
+        check(one.returncode == 0 and one.stdout == two.stdout and one.stdout,
+              f"{track} {step}: `diff {track} {step[:2]}` is `diff {track} {parent[:2]} {step[:2]}`")
+        shown = re.search(rf"^  {track}_{step}\s+\S+\s+from {parent[:2]}(, (reference|branch))?\b", listing, re.M)
+        check(shown is not None, f"{track} {step}: list shows 'from {parent[:2]}'")
+    check(roots == [steps[0]], f"{track}: one root, the first step ({roots})")
+
+# Bad parent files, in a copy of the driver with a steps/ tree of its own.
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+shutil.copy(driver, work)
+fake = os.path.join(work, "stepwise")
+for name, content in [("00_a", "none"), ("01_b", "00_a"), ("02_c", "00_a")]:
+    d = os.path.join(work, "steps", "mri", name)
+    os.makedirs(d)
+    open(os.path.join(d, "x.cpp"), "w").write("// " + name + "\n")
+    open(os.path.join(d, "parent"), "w").write(content + "\n")
+check(run(fake, "diff", "mri", "02").returncode == 0, "a well-formed tree diffs")
+for content, text in [("01_b sideways", "want PARENT_ID"), ("", "want PARENT_ID"), ("03_d", "not an earlier step"),
+                      ("02_c", "not an earlier step"), (None, "declares no parent")]:
+    path = os.path.join(work, "steps", "mri", "02_c", "parent")
+    if content is None:
+        os.remove(path)
+    else:
+        open(path, "w").write(content + "\n")
+    p = run(fake, "diff", "mri", "02")
+    check(p.returncode == 2 and text in p.stderr, f"parent {content!r}: exit 2 naming the problem ({p.returncode}: {p.stderr.strip()})")
+sys.exit(1 if failed else 0)
