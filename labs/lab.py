@@ -21,6 +21,9 @@ Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no 
 GPU lab."""
 import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skeleton  # noqa: E402  (labs/skeleton.py, beside this file)
+
 NO_GPU = 77
 
 
@@ -59,15 +62,26 @@ def default_dir(root, lab_id):
 
 def cmd_start(root, lab_id, lab, dest):
     dest = os.path.abspath(dest or default_dir(root, lab_id))
-    src = os.path.join(root, "labs", lab_id, lab["source"])
+    # The skeleton: the lab's file, or, for a lab with a "skeleton" entry, its step's own source
+    # with labs/ID/skeleton.patch applied (skeleton.py), made here.
+    src = os.path.join(root, lab["skeleton"]["from"] if "skeleton" in lab else os.path.join("labs", lab_id, lab["source"]))
     target = os.path.join(dest, lab["source"])
     if os.path.exists(target):
         usage(f"{target} exists: not overwriting your work (give another DIR, or remove it)")
-    # The copy must never land on the repository's own files (the skeleton included).
+    # The copy must never land on the repository's own files (the skeleton or its step).
     if os.path.realpath(target) == os.path.realpath(src):
         usage(f"{target} is the lab's skeleton itself")
-    os.makedirs(dest, exist_ok=True)
-    shutil.copyfile(src, target)
+    if "skeleton" in lab:
+        try:
+            text = skeleton.make(root, lab_id)
+        except skeleton.PatchError as e:
+            usage(str(e))
+        os.makedirs(dest, exist_ok=True)
+        with open(target, "w") as f:
+            f.write(text)
+    else:
+        os.makedirs(dest, exist_ok=True)
+        shutil.copyfile(src, target)
     handout = os.path.relpath(os.path.join(root, "labs", lab_id, "README.md"))
     print(f"{target}")
     say(f"lab {lab_id}: your copy is {target}; the handout is {handout}")

@@ -36,7 +36,9 @@ with tempfile.TemporaryDirectory() as tmp:
         p = run([sys.executable, lab_py, root, build, "--validate-only", lab, "check", missing])
         expect(p.returncode == 2 and missing in p.stderr and "no such file" in p.stderr,
                f"lab.py --validate-only {lab} check {missing}: expected exit 2 naming the file, got {p.returncode}", p)
-        source = os.path.join(root, "labs", lab, json.load(open(os.path.join(root, "labs", lab, "lab.json")))["source"])
+        meta = json.load(open(os.path.join(root, "labs", lab, "lab.json")))
+        # An existing file: the lab's skeleton, or the step a generated skeleton is made from.
+        source = os.path.join(root, meta["skeleton"]["from"] if "skeleton" in meta else os.path.join("labs", lab, meta["source"]))
         p = run([sys.executable, lab_py, root, build, "--validate-only", lab, "check", source])
         expect(p.returncode == 0, f"lab.py --validate-only {lab} check {source}: exit {p.returncode}", p)
     for args in (["no-such-lab", "check", missing], [labs[0], "grade"], [labs[0], "check", "a", "b"]):

@@ -47,12 +47,29 @@ with tempfile.TemporaryDirectory() as tmp:
                f"{lab}/lab.json names neither a reference_step nor a reference_target")
         expect("time_flags" in meta or meta.get("grade_by") == "agreement",
                f"{lab}/lab.json has no time_flags (and is not graded by agreement)")
-        skeleton = os.path.join(root, "labs", lab, meta["source"])
         dest = os.path.join(tmp, lab)
         p = run("lab", lab, "start", dest)
         expect(p.returncode == 0, f"lab {lab} start: exit {p.returncode}", p)
         copy = os.path.join(dest, meta["source"])
-        expect(filecmp.cmp(skeleton, copy, shallow=False), f"lab {lab} start: {copy} differs from {skeleton}")
+        if "skeleton" in meta:
+            # Made from the step: exactly the step's source with the patch's hunks applied (the
+            # hunks found independently here, by their old text), and no copy of it in labs/.
+            expect(not os.path.exists(os.path.join(root, "labs", lab, meta["source"])),
+                   f"labs/{lab}/{meta['source']}: a hand copy beside the skeleton.patch that makes it")
+            step = open(os.path.join(root, meta["skeleton"]["from"])).read()
+            patch = open(os.path.join(root, "labs", lab, meta["skeleton"]["patch"])).read()
+            want = step
+            for hunk in patch.split("\n@@ ")[1:]:
+                body = hunk.split("\n", 1)[1].splitlines(keepends=True)
+                old = "".join(l[1:] for l in body if l[:1] in " -")
+                new = "".join(l[1:] for l in body if l[:1] in " +")
+                expect(want.count(old) == 1, f"lab {lab}: a hunk of the patch does not fit the step once")
+                want = want.replace(old, new)
+            expect(open(copy).read() == want, f"lab {lab} start: {copy} is not the step with the patch applied")
+            expect(want != step, f"lab {lab}: the skeleton is the step itself")
+        else:
+            skeleton = os.path.join(root, "labs", lab, meta["source"])
+            expect(filecmp.cmp(skeleton, copy, shallow=False), f"lab {lab} start: {copy} differs from {skeleton}")
         # The student's work is never overwritten.
         with open(copy, "a") as f:
             f.write("// the student's work\n")
