@@ -5,7 +5,8 @@ lab's name put in). Each hunk must match the step's text exactly, context includ
 one place, so a change to the step reaches the lab by construction, and a change inside the
 student's region stops the build (exit 2, naming the hunk) instead of handing out a skeleton of
 something else.
-Usage: skeleton.py ROOT LAB_ID OUT      (lab.json: "skeleton": {"from": STEP_FILE, "patch": FILE})"""
+Usage: skeleton.py ROOT LAB_ID OUT      (lab.json: "skeleton": {"from": STEP_FILE, "patch": FILE})
+       skeleton.py --apply STEP_FILE PATCH OUT   (the same for any patch: a lab's reference solution)"""
 import json
 import os
 import re
@@ -71,12 +72,25 @@ def make(root, lab_id):
         raise PatchError(f"labs/{lab_id}/{spec['patch']} no longer fits {spec['from']}: {e}") from None
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    root, lab_id, out = sys.argv[1:4]
+def apply_named(step, patch):
     try:
-        text = make(root, lab_id)
+        return apply(open(step).read(), open(patch).read())
+    except PatchError as e:
+        raise PatchError(f"{patch} no longer fits {step}: {e}") from None
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--apply":
+        step, patch, out = sys.argv[2:5]
+        make_text = lambda: apply_named(step, patch)  # noqa: E731
+    elif len(sys.argv) == 4:
+        root, lab_id, out = sys.argv[1:4]
+        make_text = lambda: make(root, lab_id)  # noqa: E731
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    try:
+        text = make_text()
     except (PatchError, OSError, KeyError) as e:
         print(f"skeleton.py: {e}", file=sys.stderr)
         sys.exit(2)

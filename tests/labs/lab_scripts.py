@@ -40,8 +40,10 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_grid = os.path.join(tmp, "sweep.json")
     with open(bad_grid, "w") as f:
         f.write('{"args": ["--size", "tiny"]}\n')
-    skeleton = os.path.join(root, "labs", "03-mri-sfu-tuning", "fhd.cu")
-    expect(run(sweep, skeleton, "--sweep", bad_grid), 2, bad_grid, "sweep.py --sweep with no grid")
+    source = os.path.join(tmp, "student.cu")  # any existing source: the grid is checked first
+    with open(source, "w") as f:
+        f.write("// a student's fhd.cu\n")
+    expect(run(sweep, source, "--sweep", bad_grid), 2, bad_grid, "sweep.py --sweep with no grid")
     expect(run(sweep, os.path.join(tmp, "fhd.cu")), 2, os.path.join(tmp, "fhd.cu"), "sweep.py on a missing source")
 
     expect(run(phases, missing), 2, missing, "phases.py on a missing file")
