@@ -3,11 +3,11 @@
 // --seed, for the PyTorch peer (steps/ae/pytorch/peer.py --images-npy) and other tools.
 #include <cstdio>
 
-#include "cli.hpp"
-#include "data.hpp"
-#include "error.hpp"
-#include "npy.hpp"
-#include "problem.hpp"
+#include "core/cli.hpp"
+#include "ae/data.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "ae/problem.hpp"
 
 int main(int argc, char** argv) {
   return core::exit_code_of(argv[0], [&] {

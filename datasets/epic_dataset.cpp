@@ -2,9 +2,9 @@
 // voltages.npy, for --input, for other tools, or to corrupt on purpose in the tests.
 #include <cstdio>
 
-#include "cli.hpp"
-#include "error.hpp"
-#include "problem.hpp"
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "epic/problem.hpp"
 
 int main(int argc, char** argv) {
   return core::exit_code_of(argv[0], [&] {

@@ -3,9 +3,9 @@
 // inspected with numpy, or edited.
 #include <cstdio>
 
-#include "cli.hpp"
-#include "error.hpp"
-#include "problem.hpp"
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "mri/problem.hpp"
 
 int main(int argc, char** argv) {
   return core::exit_code_of(argv[0], [&] {

@@ -4,8 +4,8 @@
 // where there is no GPU. Exit 0 and the device's name on stdout, or 77 and the reason.
 #include <cstdio>
 
-#include "device.hpp"
-#include "error.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
 
 int main(int, char** argv) {
   return core::exit_code_of(argv[0], [] {

@@ -17,11 +17,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cli.hpp"
-#include "cuda_check.cuh"
-#include "device.hpp"
-#include "error.hpp"
-#include "results.hpp"
+#include "core/cli.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/results.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "error.hpp"
+#include "core/error.hpp"
 #include "format.hpp"
 
 namespace report {

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli.hpp"
+#include "core/cli.hpp"
 #include "document.hpp"
-#include "error.hpp"
+#include "core/error.hpp"
 #include "figures.hpp"
 #include "records.hpp"
 

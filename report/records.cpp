@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "error.hpp"
-#include "results.hpp"
+#include "core/error.hpp"
+#include "core/results.hpp"
 
 namespace report {
 

@@ -1,13 +1,13 @@
-#include "data.hpp"
+#include "ae/data.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
 
-#include "error.hpp"
-#include "files.hpp"
-#include "model.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "ae/model.hpp"
 
 #ifdef STEPWISE_AE_HAVE_ZLIB
 #include <zlib.h>

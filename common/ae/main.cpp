@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "error.hpp"
-#include "harness.hpp"
-#include "npy.hpp"
-#include "nvtx.hpp"
-#include "problem.hpp"
-#include "step.hpp"
-#include "validation.hpp"
+#include "core/error.hpp"
+#include "core/harness.hpp"
+#include "core/npy.hpp"
+#include "core/nvtx.hpp"
+#include "ae/problem.hpp"
+#include "ae/step.hpp"
+#include "ae/validation.hpp"
 
 namespace ae {
 namespace {

@@ -1,10 +1,10 @@
-#include "model.hpp"
+#include "ae/model.hpp"
 
 #include <cmath>
 #include <filesystem>
 
-#include "error.hpp"
-#include "npy.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
 
 namespace ae {
 

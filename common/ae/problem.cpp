@@ -1,8 +1,8 @@
-#include "problem.hpp"
+#include "ae/problem.hpp"
 
 #include <cstring>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace ae {
 

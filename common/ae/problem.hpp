@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data.hpp"
-#include "model.hpp"
+#include "ae/data.hpp"
+#include "ae/model.hpp"
 
 namespace ae {
 

@@ -1,4 +1,4 @@
-#include "reference.hpp"
+#include "ae/reference.hpp"
 
 #include <algorithm>
 #include <cmath>

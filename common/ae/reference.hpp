@@ -9,7 +9,7 @@
 #pragma once
 #include <vector>
 
-#include "model.hpp"
+#include "ae/model.hpp"
 
 namespace ae::reference {
 

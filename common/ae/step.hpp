@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "step_info.hpp"
-#include "problem.hpp"
+#include "core/step_info.hpp"
+#include "ae/problem.hpp"
 
 namespace ae {
 

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda_check.cuh"
-#include "device_array.cuh"
-#include "step.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device_array.cuh"
+#include "ae/step.hpp"
 
 namespace ae {
 

@@ -1,10 +1,10 @@
-#include "validation.hpp"
+#include "ae/validation.hpp"
 
 #include <cmath>
 #include <cstdio>
 
-#include "metrics.hpp"
-#include "reference.hpp"
+#include "core/metrics.hpp"
+#include "ae/reference.hpp"
 
 namespace ae {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "problem.hpp"
-#include "reference.hpp"
-#include "step.hpp"
+#include "ae/problem.hpp"
+#include "ae/reference.hpp"
+#include "ae/step.hpp"
 
 namespace ae {
 

@@ -1,4 +1,4 @@
-#include "cli.hpp"
+#include "core/cli.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <sys/stat.h>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace core {
 

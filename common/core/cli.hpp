@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "step_info.hpp"
+#include "core/step_info.hpp"
 
 namespace core {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace core {
 [[noreturn]] inline void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace core {
 inline const char* cufft_error_name(cufftResult r) {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "timing.hpp"
+#include "core/timing.hpp"
 
 namespace core {
 

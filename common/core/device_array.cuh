@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <string>
 
-#include "cuda_check.cuh"
-#include "device_memory.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device_memory.hpp"
 
 namespace core {
 

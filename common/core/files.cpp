@@ -1,11 +1,11 @@
-#include "files.hpp"
+#include "core/files.hpp"
 
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace core {
 

@@ -1,10 +1,10 @@
-#include "harness.hpp"
+#include "core/harness.hpp"
 
 #include <cstdio>
 
-#include "device_memory.hpp"
-#include "error.hpp"
-#include "nvtx.hpp"
+#include "core/device_memory.hpp"
+#include "core/error.hpp"
+#include "core/nvtx.hpp"
 
 namespace core {
 

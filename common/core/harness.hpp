@@ -5,10 +5,10 @@
 #pragma once
 #include <string>
 
-#include "cli.hpp"
-#include "device.hpp"
-#include "results.hpp"
-#include "timing.hpp"
+#include "core/cli.hpp"
+#include "core/device.hpp"
+#include "core/results.hpp"
+#include "core/timing.hpp"
 
 namespace core {
 

@@ -1,11 +1,11 @@
-#include "npy.hpp"
+#include "core/npy.hpp"
 
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "error.hpp"
-#include "files.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace core {
 namespace {

@@ -1,8 +1,8 @@
 // The CUDA side of the harness: device selection and the event timer.
 #include <cuda_runtime.h>
 
-#include "cuda_check.cuh"
-#include "device.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device.hpp"
 
 namespace core {
 

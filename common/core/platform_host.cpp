@@ -1,7 +1,7 @@
 // The platform for CPU-only programs: they never ask for a GPU. Linked instead of
 // platform_cuda.cu, so a CPU step carries no CUDA dependency.
-#include "device.hpp"
-#include "error.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
 
 namespace core {
 

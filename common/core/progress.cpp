@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "core/progress.hpp"
 
 #include <unistd.h>
 

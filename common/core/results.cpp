@@ -1,4 +1,4 @@
-#include "results.hpp"
+#include "core/results.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <fstream>
 #include <thread>
 
-#include "error.hpp"
-#include "version.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
 
 namespace core {
 

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli.hpp"
-#include "device.hpp"
-#include "metrics.hpp"
-#include "timing.hpp"
+#include "core/cli.hpp"
+#include "core/device.hpp"
+#include "core/metrics.hpp"
+#include "core/timing.hpp"
 
 namespace core {
 

@@ -1,9 +1,9 @@
-#include "timing.hpp"
+#include "core/timing.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "progress.hpp"
+#include "core/progress.hpp"
 
 namespace core {
 

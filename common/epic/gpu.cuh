@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
-#include "cufft_check.cuh"
-#include "device_array.cuh"
-#include "error.hpp"
-#include "nvtx.hpp"
-#include "step.hpp"
-#include "voltage.hpp"
+#include "core/cuda_check.cuh"
+#include "core/cufft_check.cuh"
+#include "core/device_array.cuh"
+#include "core/error.hpp"
+#include "core/nvtx.hpp"
+#include "epic/step.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 

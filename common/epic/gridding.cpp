@@ -1,9 +1,9 @@
-#include "gridding.hpp"
+#include "epic/gridding.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace epic {
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "station.hpp"
+#include "epic/station.hpp"
 
 namespace epic {
 

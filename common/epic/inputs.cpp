@@ -1,4 +1,4 @@
-#include "inputs.hpp"
+#include "epic/inputs.hpp"
 
 namespace epic {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "problem.hpp"
-#include "step.hpp"
+#include "epic/problem.hpp"
+#include "epic/step.hpp"
 
 namespace epic {
 

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <cstdio>
 
-#include "error.hpp"
-#include "harness.hpp"
-#include "inputs.hpp"
-#include "npy.hpp"
-#include "nvtx.hpp"
-#include "problem.hpp"
-#include "step.hpp"
-#include "validation.hpp"
+#include "core/error.hpp"
+#include "core/harness.hpp"
+#include "epic/inputs.hpp"
+#include "core/npy.hpp"
+#include "core/nvtx.hpp"
+#include "epic/problem.hpp"
+#include "epic/step.hpp"
+#include "epic/validation.hpp"
 
 namespace epic {
 namespace {

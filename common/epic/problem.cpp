@@ -1,13 +1,13 @@
-#include "problem.hpp"
+#include "epic/problem.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "error.hpp"
-#include "files.hpp"
-#include "npy.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/npy.hpp"
 
 namespace epic {
 

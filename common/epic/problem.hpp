@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gridding.hpp"
-#include "observation.hpp"
-#include "products.hpp"
-#include "sky.hpp"
-#include "station.hpp"
+#include "epic/gridding.hpp"
+#include "epic/observation.hpp"
+#include "epic/products.hpp"
+#include "epic/sky.hpp"
+#include "epic/station.hpp"
 
 namespace epic {
 

@@ -1,9 +1,9 @@
-#include "products.hpp"
+#include "epic/products.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace epic {
 

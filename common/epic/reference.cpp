@@ -1,10 +1,10 @@
-#include "reference.hpp"
+#include "epic/reference.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "portable.hpp"
-#include "voltage.hpp"
+#include "core/portable.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 

@@ -20,7 +20,7 @@
 #include <complex>
 #include <vector>
 
-#include "problem.hpp"
+#include "epic/problem.hpp"
 
 namespace epic {
 

@@ -7,7 +7,7 @@
 #include <complex>
 #include <cstdint>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace epic {
 

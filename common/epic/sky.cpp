@@ -1,12 +1,12 @@
-#include "sky.hpp"
+#include "epic/sky.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <stdexcept>
 
-#include "rng.hpp"
-#include "voltage.hpp"
+#include "epic/rng.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "observation.hpp"
-#include "station.hpp"
+#include "epic/observation.hpp"
+#include "epic/station.hpp"
 
 namespace epic {
 

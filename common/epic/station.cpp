@@ -1,4 +1,4 @@
-#include "station.hpp"
+#include "epic/station.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "error.hpp"
-#include "files.hpp"
-#include "rng.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "epic/rng.hpp"
 
 namespace epic {
 

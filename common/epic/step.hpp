@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "step_info.hpp"
-#include "products.hpp"
+#include "core/step_info.hpp"
+#include "epic/products.hpp"
 
 namespace epic {
 

@@ -1,10 +1,10 @@
-#include "validation.hpp"
+#include "epic/validation.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "rng.hpp"
+#include "epic/rng.hpp"
 
 namespace epic {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "metrics.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "step.hpp"
+#include "core/metrics.hpp"
+#include "epic/problem.hpp"
+#include "epic/reference.hpp"
+#include "epic/step.hpp"
 
 namespace epic {
 

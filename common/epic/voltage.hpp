@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace epic {
 

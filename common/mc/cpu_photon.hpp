@@ -6,8 +6,8 @@
 #pragma once
 #include <cmath>
 
-#include "philox.hpp"
-#include "problem.hpp"
+#include "mc/philox.hpp"
+#include "mc/problem.hpp"
 
 namespace mc {
 

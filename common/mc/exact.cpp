@@ -1,10 +1,10 @@
-#include "exact.hpp"
+#include "mc/exact.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mc {
 namespace {

@@ -25,7 +25,7 @@
 #include <functional>
 #include <vector>
 
-#include "problem.hpp"
+#include "mc/problem.hpp"
 
 namespace mc {
 

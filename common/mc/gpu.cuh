@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
-#include "device_array.cuh"
-#include "error.hpp"
-#include "problem.hpp"
-#include "step.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device_array.cuh"
+#include "core/error.hpp"
+#include "mc/problem.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 

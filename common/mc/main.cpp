@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
-#include "error.hpp"
-#include "exact.hpp"
-#include "harness.hpp"
-#include "npy.hpp"
-#include "nvtx.hpp"
-#include "problem.hpp"
-#include "step.hpp"
-#include "validation.hpp"
+#include "core/error.hpp"
+#include "mc/exact.hpp"
+#include "core/harness.hpp"
+#include "core/npy.hpp"
+#include "core/nvtx.hpp"
+#include "mc/problem.hpp"
+#include "mc/step.hpp"
+#include "mc/validation.hpp"
 
 namespace mc {
 namespace {

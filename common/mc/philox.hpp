@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mc {
 

@@ -1,9 +1,9 @@
-#include "problem.hpp"
+#include "mc/problem.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mc {
 

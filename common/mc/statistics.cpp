@@ -1,4 +1,4 @@
-#include "statistics.hpp"
+#include "mc/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

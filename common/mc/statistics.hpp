@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "step.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "step_info.hpp"
-#include "problem.hpp"
+#include "core/step_info.hpp"
+#include "mc/problem.hpp"
 
 namespace mc {
 

@@ -1,9 +1,9 @@
-#include "validation.hpp"
+#include "mc/validation.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "exact.hpp"
+#include "mc/exact.hpp"
 
 namespace mc {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "metrics.hpp"
-#include "problem.hpp"
-#include "statistics.hpp"
-#include "step.hpp"
+#include "core/metrics.hpp"
+#include "mc/problem.hpp"
+#include "mc/statistics.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 

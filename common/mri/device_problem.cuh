@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "cuda_check.cuh"
-#include "device_array.cuh"
-#include "step.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device_array.cuh"
+#include "mri/step.hpp"
 
 namespace mri {
 

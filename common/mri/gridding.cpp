@@ -1,12 +1,12 @@
-#include "gridding.hpp"
+#include "mri/gridding.hpp"
 
 #include <fftw3.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "error.hpp"
-#include "portable.hpp"
+#include "core/error.hpp"
+#include "core/portable.hpp"
 
 namespace mri {
 

@@ -10,7 +10,7 @@
 #include <complex>
 #include <vector>
 
-#include "problem.hpp"
+#include "mri/problem.hpp"
 
 namespace mri {
 

@@ -4,13 +4,13 @@
 // output as a complex64 volume.
 #include <cstdio>
 
-#include "error.hpp"
-#include "harness.hpp"
-#include "npy.hpp"
-#include "nvtx.hpp"
-#include "problem.hpp"
-#include "step.hpp"
-#include "validation.hpp"
+#include "core/error.hpp"
+#include "core/harness.hpp"
+#include "core/npy.hpp"
+#include "core/nvtx.hpp"
+#include "mri/problem.hpp"
+#include "mri/step.hpp"
+#include "mri/validation.hpp"
 
 namespace mri {
 namespace {

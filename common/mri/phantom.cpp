@@ -1,8 +1,8 @@
-#include "phantom.hpp"
+#include "mri/phantom.hpp"
 
 #include <cmath>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mri {
 

@@ -1,4 +1,4 @@
-#include "problem.hpp"
+#include "mri/problem.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <limits>
 #include <random>
 
-#include "error.hpp"
-#include "npy.hpp"
-#include "phantom.hpp"
-#include "portable.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "mri/phantom.hpp"
+#include "core/portable.hpp"
 
 namespace mri {
 

@@ -1,15 +1,15 @@
-#include "recon.hpp"
+#include "mri/recon.hpp"
 
 #include <fftw3.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "error.hpp"
-#include "phantom.hpp"
-#include "portable.hpp"
-#include "reference.hpp"
-#include "weights.hpp"
+#include "core/error.hpp"
+#include "mri/phantom.hpp"
+#include "core/portable.hpp"
+#include "mri/reference.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 

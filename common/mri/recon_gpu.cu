@@ -11,10 +11,10 @@
 
 #include <cmath>
 
-#include "cuda_check.cuh"
-#include "cufft_check.cuh"
-#include "device_array.cuh"
-#include "recon_gpu.hpp"
+#include "core/cuda_check.cuh"
+#include "core/cufft_check.cuh"
+#include "core/device_array.cuh"
+#include "mri/recon_gpu.hpp"
 
 namespace mri {
 namespace {

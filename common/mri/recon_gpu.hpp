@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "recon.hpp"
+#include "mri/recon.hpp"
 
 namespace mri {
 

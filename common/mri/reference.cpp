@@ -1,11 +1,11 @@
-#include "reference.hpp"
+#include "mri/reference.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mri {
 

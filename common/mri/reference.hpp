@@ -5,7 +5,7 @@
 #include <complex>
 #include <vector>
 
-#include "problem.hpp"
+#include "mri/problem.hpp"
 
 namespace mri {
 

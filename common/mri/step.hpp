@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "step_info.hpp"
-#include "problem.hpp"
+#include "core/step_info.hpp"
+#include "mri/problem.hpp"
 
 namespace mri {
 

@@ -1,10 +1,10 @@
-#include "validation.hpp"
+#include "mri/validation.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "portable.hpp"
-#include "reference.hpp"
+#include "core/portable.hpp"
+#include "mri/reference.hpp"
 
 namespace mri {
 

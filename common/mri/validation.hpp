@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "metrics.hpp"
-#include "problem.hpp"
-#include "step.hpp"
+#include "core/metrics.hpp"
+#include "mri/problem.hpp"
+#include "mri/step.hpp"
 
 namespace mri {
 

@@ -2,7 +2,7 @@
 //   F^H d: mu = conj(phi) d        Q: |phi|^2
 // Host and device code share this one definition.
 #pragma once
-#include "portable.hpp"
+#include "core/portable.hpp"
 
 namespace mri {
 

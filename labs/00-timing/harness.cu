@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.cuh"
-#include "device.hpp"
-#include "device_array.cuh"
-#include "error.hpp"
-#include "timing.hpp"
+#include "core/cuda_check.cuh"
+#include "core/device.hpp"
+#include "core/device_array.cuh"
+#include "core/error.hpp"
+#include "core/timing.hpp"
 #include "timing_lab.hpp"
 
 namespace timing_lab {

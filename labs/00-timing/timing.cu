@@ -13,7 +13,7 @@
 #include <numeric>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "timing_lab.hpp"
 
 namespace timing_lab {

@@ -11,9 +11,9 @@
 //
 // As handed out this file compiles and runs, but leaves the output at zero, so the checker
 // fails it.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

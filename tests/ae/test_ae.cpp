@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "data.hpp"
-#include "error.hpp"
-#include "model.hpp"
-#include "npy.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "validation.hpp"
+#include "ae/data.hpp"
+#include "core/error.hpp"
+#include "ae/model.hpp"
+#include "core/npy.hpp"
+#include "ae/problem.hpp"
+#include "ae/reference.hpp"
+#include "ae/validation.hpp"
 
 #ifdef STEPWISE_AE_HAVE_ZLIB
 #include <zlib.h>

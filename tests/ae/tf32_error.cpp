@@ -27,14 +27,14 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
-#include "data.hpp"
-#include "error.hpp"
-#include "metrics.hpp"
-#include "model.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "validation.hpp"
+#include "core/cli.hpp"
+#include "ae/data.hpp"
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "ae/model.hpp"
+#include "ae/problem.hpp"
+#include "ae/reference.hpp"
+#include "ae/validation.hpp"
 
 namespace {
 

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "device.hpp"
-#include "error.hpp"
-#include "inputs.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "step.hpp"
-#include "validation.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "epic/inputs.hpp"
+#include "epic/problem.hpp"
+#include "epic/reference.hpp"
+#include "epic/step.hpp"
+#include "epic/validation.hpp"
 
 namespace epic {
 namespace {

@@ -10,14 +10,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "error.hpp"
-#include "inputs.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "rng.hpp"
-#include "step.hpp"
-#include "validation.hpp"
-#include "voltage.hpp"
+#include "core/error.hpp"
+#include "epic/inputs.hpp"
+#include "epic/problem.hpp"
+#include "epic/reference.hpp"
+#include "epic/rng.hpp"
+#include "epic/step.hpp"
+#include "epic/validation.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 namespace {

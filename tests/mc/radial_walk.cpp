@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cpu_photon.hpp"
-#include "step.hpp"
+#include "mc/cpu_photon.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

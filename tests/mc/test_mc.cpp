@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "exact.hpp"
-#include "philox.hpp"
-#include "portable.hpp"
-#include "statistics.hpp"
-#include "validation.hpp"
+#include "mc/exact.hpp"
+#include "mc/philox.hpp"
+#include "core/portable.hpp"
+#include "mc/statistics.hpp"
+#include "mc/validation.hpp"
 
 namespace mc {
 namespace {

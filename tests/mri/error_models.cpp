@@ -20,14 +20,14 @@
 #include <numeric>
 #include <random>
 
-#include "cli.hpp"
-#include "error.hpp"
-#include "metrics.hpp"
-#include "portable.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "validation.hpp"
-#include "weights.hpp"
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "core/portable.hpp"
+#include "mri/problem.hpp"
+#include "mri/reference.hpp"
+#include "mri/validation.hpp"
+#include "mri/weights.hpp"
 
 namespace {
 

@@ -15,11 +15,11 @@
 #include <cmath>
 #include <random>
 
-#include "device.hpp"
-#include "error.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
-#include "recon_gpu.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
+#include "mri/recon_gpu.hpp"
 #include "recon_model.hpp"
 
 namespace {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <random>
 
-#include "error.hpp"
-#include "gridding.hpp"
-#include "metrics.hpp"
-#include "phantom.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
+#include "core/error.hpp"
+#include "mri/gridding.hpp"
+#include "core/metrics.hpp"
+#include "mri/phantom.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
 #include "recon_model.hpp"
 
 namespace mri {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "metrics.hpp"
+#include "core/metrics.hpp"
 
 TEST(Metrics, HandComputedRealCase) {
   // ref (3, 4, 0), test (3, 4, 1): error (0, 0, 1); ||e|| = 1, ||ref|| = 5, max|ref| = 4.

@@ -8,14 +8,14 @@
 #include <map>
 #include <memory>
 
-#include "error.hpp"
-#include "npy.hpp"
-#include "phantom.hpp"
-#include "portable.hpp"
-#include "problem.hpp"
-#include "reference.hpp"
-#include "validation.hpp"
-#include "weights.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "mri/phantom.hpp"
+#include "core/portable.hpp"
+#include "mri/problem.hpp"
+#include "mri/reference.hpp"
+#include "mri/validation.hpp"
+#include "mri/weights.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include <sys/stat.h>
 
-#include "error.hpp"
-#include "npy.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
 
 namespace {
 

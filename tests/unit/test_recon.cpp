@@ -5,11 +5,11 @@
 #include <cmath>
 #include <random>
 
-#include "error.hpp"
-#include "gridding.hpp"
-#include "metrics.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
+#include "core/error.hpp"
+#include "mri/gridding.hpp"
+#include "core/metrics.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
 
 namespace mri {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <vector>
 
-#include "error.hpp"
-#include "results.hpp"
+#include "core/error.hpp"
+#include "core/results.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "core/cli.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "step.hpp"
+#include "ae/step.hpp"
 
 namespace ae {
 namespace {

@@ -26,10 +26,10 @@
 #include <optional>
 #include <string>
 
-#include "cuda_check.cuh"
-#include "device_array.cuh"
-#include "step.hpp"
-#include "training_state.cuh"
+#include "core/cuda_check.cuh"
+#include "core/device_array.cuh"
+#include "ae/step.hpp"
+#include "ae/training_state.cuh"
 
 namespace ae {
 namespace {

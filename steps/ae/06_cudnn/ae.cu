@@ -23,11 +23,11 @@
 #include <memory>
 #include <string>
 
-#include "cuda_check.cuh"
-#include "device_array.cuh"
-#include "elementwise.cuh"
-#include "step.hpp"
-#include "training_state.cuh"
+#include "core/cuda_check.cuh"
+#include "core/device_array.cuh"
+#include "ae/elementwise.cuh"
+#include "ae/step.hpp"
+#include "ae/training_state.cuh"
 
 namespace ae {
 namespace {

@@ -14,9 +14,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "portable.hpp"
-#include "step.hpp"
-#include "voltage.hpp"
+#include "core/portable.hpp"
+#include "epic/step.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 namespace {

@@ -16,11 +16,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "device_array.cuh"
-#include "gpu.cuh"
-#include "portable.hpp"
-#include "step.hpp"
-#include "voltage.hpp"
+#include "core/device_array.cuh"
+#include "epic/gpu.cuh"
+#include "core/portable.hpp"
+#include "epic/step.hpp"
+#include "epic/voltage.hpp"
 
 namespace epic {
 namespace {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <omp.h>
 
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

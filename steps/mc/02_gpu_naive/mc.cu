@@ -8,8 +8,8 @@
 // 03_gpu_tallies removes.
 #include <curand_kernel.h>
 
-#include "gpu.cuh"
-#include "step.hpp"
+#include "mc/gpu.cuh"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

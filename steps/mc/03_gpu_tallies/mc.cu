@@ -9,8 +9,8 @@
 // instead of ~9,700.
 #include <curand_kernel.h>
 
-#include "gpu.cuh"
-#include "step.hpp"
+#include "mc/gpu.cuh"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

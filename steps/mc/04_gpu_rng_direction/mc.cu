@@ -17,9 +17,9 @@
 //  - The roulette takes no extra random number: it is decided by the next step's uniform xi
 //    (survive if xi <= p), and given survival xi / p is again uniform on (0, 1], so the
 //    same number still draws the step. Same distribution as tiny_mc's separate draw.
-#include "gpu.cuh"
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/gpu.cuh"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

@@ -3,9 +3,9 @@
 // one flat loop, kInFlight at a time, so no lane waits for another's longest photon. Weights
 // are 32-bit fixed point and the tallies rows of 64-bit counters, because on sm_90 only the
 // 32-bit integer shared atomic is native.
-#include "gpu.cuh"
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/gpu.cuh"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

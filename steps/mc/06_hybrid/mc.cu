@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <omp.h>
 
-#include "cpu_photon.hpp"
-#include "gpu.cuh"
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/cpu_photon.hpp"
+#include "mc/gpu.cuh"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

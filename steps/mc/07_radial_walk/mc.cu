@@ -4,9 +4,9 @@
 // anisotropic scattering need 05's 3D walk. A thread runs its photons in one flat loop,
 // kInFlight at a time. Weights are 32-bit fixed point and the tallies rows of 64-bit
 // counters, because on sm_90 only the 32-bit integer shared atomic is native.
-#include "gpu.cuh"
-#include "philox.hpp"
-#include "step.hpp"
+#include "mc/gpu.cuh"
+#include "mc/philox.hpp"
+#include "mc/step.hpp"
 
 namespace mc {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "portable.hpp"
-#include "step.hpp"
-#include "weights.hpp"
+#include "core/portable.hpp"
+#include "mri/step.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

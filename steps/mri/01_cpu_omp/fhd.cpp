@@ -6,9 +6,9 @@
 #include <omp.h>
 #include <vector>
 
-#include "portable.hpp"
-#include "step.hpp"
-#include "weights.hpp"
+#include "core/portable.hpp"
+#include "mri/step.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -1,9 +1,9 @@
 // mri 02_scatter_atomic: the CPU loop moved to the GPU as it stands. One thread per k-space
 // sample (the outer loop); each thread adds its sample's contribution to every voxel, so all
 // threads write the same voxels and every update has to be an atomicAdd.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

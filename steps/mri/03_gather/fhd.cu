@@ -2,9 +2,9 @@
 // samples, so each thread owns its output and no atomics are needed. The weights (the
 // lecture's cmpMu) no longer belong to any one thread: they become their own kernel (loop
 // fission), computed once per sample instead of once per pair.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

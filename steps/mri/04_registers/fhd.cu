@@ -2,9 +2,9 @@
 // the whole loop. In 03 every iteration re-read x[n], y[n], z[n] and read-modify-wrote
 // rFhD[n], iFhD[n] in global memory (the compiler cannot keep them in registers: the output
 // pointers might alias the inputs); now the loop's only memory traffic is the sample.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -4,9 +4,9 @@
 // chunks, one kernel launch per chunk, each launch adding its chunk into rFhD/iFhD. The last
 // chunk is usually partial (numK is rarely a multiple of kChunk): it is launched with its
 // true length, so no sample is dropped.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -3,9 +3,9 @@
 // the small constant cache per sample, shared by every warp on the SM. As a struct they are
 // 20 contiguous bytes, one or two lines. cmpMu now writes the struct array directly, and each
 // chunk is one copy instead of five.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -3,9 +3,9 @@
 // the bulk of every iteration. __sincosf is one multiply and two MUFU instructions (MUFU.SIN,
 // MUFU.COS), with an absolute error that grows with the argument's magnitude: this step
 // belongs to the "fast" accuracy class (steps/mri/README.md).
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

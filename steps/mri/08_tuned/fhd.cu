@@ -12,9 +12,9 @@
 //  - threads per block (--threads) and samples per launch (--chunk) as parameters.
 // Defaults: the best point of the sweep on `large` (README.md); on `small` the same shape
 // leaves most SMs idle.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

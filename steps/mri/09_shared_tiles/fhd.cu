@@ -6,9 +6,9 @@
 // launch for all samples; the price is two barriers per tile.
 // Defaults: the best point of the sweep on `large` (README.md), the same 2,048 voxels per
 // block as 08's.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -10,9 +10,9 @@
 // steps. A thread per --voxels voxels is too few threads to fill the GPU on 64^3 voxels, so
 // the samples are also split into slices (blockIdx.y) whose partial sums a second kernel adds.
 // Voxels that are not such a grid (Parboil's inputs) are bad input for this step: exit 2.
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

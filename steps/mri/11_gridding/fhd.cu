@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "cufft_check.cuh"
-#include "device_problem.cuh"
-#include "gridding.hpp"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "core/cufft_check.cuh"
+#include "mri/device_problem.cuh"
+#include "mri/gridding.hpp"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {

@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <numeric>
 
-#include "cli.hpp"
-#include "error.hpp"
-#include "gridding.hpp"
-#include "metrics.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
-#include "results.hpp"
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "mri/gridding.hpp"
+#include "core/metrics.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
+#include "core/results.hpp"
 
 namespace {
 

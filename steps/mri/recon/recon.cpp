@@ -13,17 +13,17 @@
 #include <tuple>
 #include <unistd.h>
 
-#include "cli.hpp"
-#include "device.hpp"
-#include "error.hpp"
-#include "gridding.hpp"
-#include "metrics.hpp"
-#include "npy.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
-#include "recon_gpu.hpp"
+#include "core/cli.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "mri/gridding.hpp"
+#include "core/metrics.hpp"
+#include "core/npy.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
+#include "mri/recon_gpu.hpp"
 #include "recon_model.hpp"
-#include "results.hpp"
+#include "core/results.hpp"
 
 namespace {
 

@@ -13,11 +13,11 @@
 #include <cmath>
 #include <random>
 
-#include "error.hpp"
-#include "npy.hpp"
-#include "phantom.hpp"
-#include "portable.hpp"
-#include "results.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "mri/phantom.hpp"
+#include "core/portable.hpp"
+#include "core/results.hpp"
 
 namespace mri {
 

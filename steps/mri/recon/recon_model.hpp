@@ -15,9 +15,9 @@
 #include <cmath>
 #include <string>
 
-#include "gridding.hpp"
-#include "problem.hpp"
-#include "recon.hpp"
+#include "mri/gridding.hpp"
+#include "mri/problem.hpp"
+#include "mri/recon.hpp"
 
 namespace mri {
 

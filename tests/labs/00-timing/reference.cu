@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #include <vector>
 
-#include "cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "timing_lab.hpp"
 
 namespace timing_lab {

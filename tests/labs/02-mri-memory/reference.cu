@@ -3,9 +3,9 @@
 // For instructors and the tests; students: do not read before you have done the lab.
 // The checker's tests (tests/labs/meson.build) build this file as a student's would be built,
 // and make the known-wrong solutions from it (wrong.json: exact text replacements).
-#include "device_problem.cuh"
-#include "portable.hpp"
-#include "weights.hpp"
+#include "mri/device_problem.cuh"
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
 
 namespace mri {
 namespace {
