@@ -73,47 +73,52 @@ std::vector<Input> results_folder(const std::string& dir) {
   return inputs;
 }
 
-Grids load_grids(const std::string& steps_dir) {
-  Grids grids;
+namespace {
+
+// Calls visit("track/step", path) for each steps/<track>/<step>/<name> that is a file; a
+// missing steps folder has none.
+template <class Visit>
+void for_each_step_file(const std::string& steps_dir, const char* name, Visit visit) {
   std::error_code ec;
-  if (steps_dir.empty() || !fs::is_directory(steps_dir, ec)) return grids;
+  if (steps_dir.empty() || !fs::is_directory(steps_dir, ec)) return;
   for (const auto& track : fs::directory_iterator(steps_dir)) {
     if (!track.is_directory()) continue;
     for (const auto& step : fs::directory_iterator(track.path())) {
-      const fs::path sweep = step.path() / "sweep.json";
-      if (!fs::is_regular_file(sweep, ec)) continue;
-      std::ifstream in(sweep);
-      // ordered_json keeps the grid's keys in the order the file lists them.
-      const auto j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded() || !j.is_object() || !j.contains("grid") || !j["grid"].is_object())
-        throw core::UsageError(sweep.string() + ": not a sweep (want {\"args\": [...], \"grid\": {...}})");
-      auto& keys = grids[track.path().filename().string() + "/" + step.path().filename().string()];
-      for (const auto& item : j["grid"].items()) keys.push_back(item.key());
+      const fs::path file = step.path() / name;
+      if (fs::is_regular_file(file, ec))
+        visit(track.path().filename().string() + "/" + step.path().filename().string(), file);
     }
   }
+}
+
+}  // namespace
+
+Grids load_grids(const std::string& steps_dir) {
+  Grids grids;
+  for_each_step_file(steps_dir, "sweep.json", [&](const std::string& key, const fs::path& sweep) {
+    std::ifstream in(sweep);
+    // ordered_json keeps the grid's keys in the order the file lists them.
+    const auto j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("grid") || !j["grid"].is_object())
+      throw core::UsageError(sweep.string() + ": not a sweep (want {\"args\": [...], \"grid\": {...}})");
+    auto& keys = grids[key];
+    for (const auto& item : j["grid"].items()) keys.push_back(item.key());
+  });
   return grids;
 }
 
 Parents load_parents(const std::string& steps_dir) {
   Parents parents;
-  std::error_code ec;
-  if (steps_dir.empty() || !fs::is_directory(steps_dir, ec)) return parents;
-  for (const auto& track : fs::directory_iterator(steps_dir)) {
-    if (!track.is_directory()) continue;
-    for (const auto& step : fs::directory_iterator(track.path())) {
-      const fs::path file = step.path() / "parent";
-      if (!fs::is_regular_file(file, ec)) continue;
-      std::ifstream in(file);
-      std::string line, id, kind, more;
-      std::getline(in, line);
-      std::istringstream words(line);
-      words >> id >> kind >> more;
-      if (id.empty() || !more.empty() || !(kind.empty() || kind == "reference" || kind == "branch"))
-        throw core::UsageError(file.string() + ": want one line, PARENT_ID [reference|branch] or none, not '" + line + "'");
-      parents[track.path().filename().string() + "/" + step.path().filename().string()] =
-          Parent{id == "none" ? "" : id, kind};
-    }
-  }
+  for_each_step_file(steps_dir, "parent", [&](const std::string& key, const fs::path& file) {
+    std::ifstream in(file);
+    std::string line, id, kind, more;
+    std::getline(in, line);
+    std::istringstream words(line);
+    words >> id >> kind >> more;
+    if (id.empty() || !more.empty() || !(kind.empty() || kind == "reference" || kind == "branch"))
+      throw core::UsageError(file.string() + ": want one line, PARENT_ID [reference|branch] or none, not '" + line + "'");
+    parents[key] = Parent{id == "none" ? "" : id, kind};
+  });
   return parents;
 }
 
