@@ -61,22 +61,18 @@ def apply(text, patch):
     return "".join(lines)
 
 
+def apply_named(step, patch, step_name=None, patch_name=None):
+    """apply() on two files; a patch that does not fit names both (as given, or by the names)."""
+    try:
+        return apply(open(step).read(), open(patch).read())
+    except PatchError as e:
+        raise PatchError(f"{patch_name or patch} no longer fits {step_name or step}: {e}") from None
+
+
 def make(root, lab_id):
-    lab = json.load(open(os.path.join(root, "labs", lab_id, "lab.json")))
-    spec = lab["skeleton"]
-    step = os.path.join(root, spec["from"])
-    patch = os.path.join(root, "labs", lab_id, spec["patch"])
-    try:
-        return apply(open(step).read(), open(patch).read())
-    except PatchError as e:
-        raise PatchError(f"labs/{lab_id}/{spec['patch']} no longer fits {spec['from']}: {e}") from None
-
-
-def apply_named(step, patch):
-    try:
-        return apply(open(step).read(), open(patch).read())
-    except PatchError as e:
-        raise PatchError(f"{patch} no longer fits {step}: {e}") from None
+    spec = json.load(open(os.path.join(root, "labs", lab_id, "lab.json")))["skeleton"]
+    return apply_named(os.path.join(root, spec["from"]), os.path.join(root, "labs", lab_id, spec["patch"]),
+                       spec["from"], f"labs/{lab_id}/{spec['patch']}")
 
 
 def main():
