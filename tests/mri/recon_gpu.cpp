@@ -1,5 +1,5 @@
-// The least-squares solver on the GPU (common/mri/recon_gpu.hpp) against the CPU's
-// (common/mri/recon.hpp), which tests/unit/test_recon.cpp holds to F^H F written out and to
+// The least-squares solver on the GPU (steps/mri/recon/recon_gpu.hpp) against the CPU's
+// (steps/mri/recon/recon.hpp), which tests/unit/test_recon.cpp holds to F^H F written out and to
 // the dense solution. Exits 77 (SKIP) where there is no GPU or the build has no CUDA.
 //
 // Tolerances. The products are the same arithmetic up to the FFT libraries' rounding: 1e-12
@@ -18,9 +18,9 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "mri/problem.hpp"
-#include "mri/recon.hpp"
-#include "mri/recon_gpu.hpp"
-#include "recon_model.hpp"
+#include "recon/recon.hpp"
+#include "recon/recon_gpu.hpp"
+#include "recon/recon_model.hpp"
 
 namespace {
 

@@ -7,12 +7,12 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "mri/gridding.hpp"
+#include "recon/gridding.hpp"
 #include "core/metrics.hpp"
 #include "mri/phantom.hpp"
 #include "mri/problem.hpp"
-#include "mri/recon.hpp"
-#include "recon_model.hpp"
+#include "recon/recon.hpp"
+#include "recon/recon_model.hpp"
 
 namespace mri {
 namespace {

@@ -6,10 +6,10 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "mri/gridding.hpp"
+#include "recon/gridding.hpp"
 #include "core/metrics.hpp"
 #include "mri/problem.hpp"
-#include "mri/recon.hpp"
+#include "recon/recon.hpp"
 
 namespace mri {
 namespace {

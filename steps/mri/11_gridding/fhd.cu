@@ -1,8 +1,8 @@
 // mri 11_gridding: beyond the direct sum. Every step before this one evaluates
 //   F^H d(x_n) = sum_m mu_m e^{i 2 pi k_m . x_n}
 // exactly, M x N terms. On a Cartesian grid of voxels it is an adjoint non-uniform FFT, which
-// practitioners compute by gridding (common/mri/gridding.hpp has the CPU twin and its error
-// bound):
+// practitioners compute by gridding (steps/mri/recon/gridding.hpp has the CPU twin;
+// common/mri/kaiser_bessel.hpp the kernel both use and its error bound):
 //   1. spread: each sample adds mu_m times a Kaiser-Bessel kernel W cells wide to the W^3
 //      cells around it on a grid oversampled sigma times (one thread per sample, float
 //      atomics: at sigma 2 the grid of a 64^3 image is 16 MB and stays in L2),
@@ -19,7 +19,7 @@
 
 #include "core/cufft_check.cuh"
 #include "mri/device_problem.cuh"
-#include "mri/gridding.hpp"
+#include "mri/kaiser_bessel.hpp"
 #include "core/portable.hpp"
 #include "mri/weights.hpp"
 

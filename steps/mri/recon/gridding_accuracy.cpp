@@ -6,10 +6,10 @@
 
 #include "core/cli.hpp"
 #include "core/error.hpp"
-#include "mri/gridding.hpp"
+#include "gridding.hpp"
 #include "core/metrics.hpp"
 #include "mri/problem.hpp"
-#include "mri/recon.hpp"
+#include "recon.hpp"
 #include "core/results.hpp"
 
 namespace {

@@ -15,9 +15,9 @@
 #include <cmath>
 #include <string>
 
-#include "mri/gridding.hpp"
+#include "gridding.hpp"
 #include "mri/problem.hpp"
-#include "mri/recon.hpp"
+#include "recon.hpp"
 
 namespace mri {
 

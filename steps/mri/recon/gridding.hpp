@@ -10,6 +10,7 @@
 #include <complex>
 #include <vector>
 
+#include "mri/kaiser_bessel.hpp"
 #include "mri/problem.hpp"
 
 namespace mri {
@@ -18,22 +19,6 @@ struct GriddingParams {
   int width = 4;             // kernel width W in grid cells
   double oversampling = 2;   // sigma; the grid has the even number of points nearest sigma n from above
 };
-
-// Beatty et al. (2005): beta = pi sqrt(W^2 / sigma^2 (sigma - 1/2)^2 - 0.8). UsageError when
-// the root is not real (W too small for sigma).
-double kaiser_bessel_beta(int width, double oversampling);
-// Kernel at u grid cells from the sample (0 outside |u| <= W/2) and its Fourier transform at
-// nu cycles per grid cell: W sinh(z)/z, z = sqrt(beta^2 - (pi W nu)^2) (sin when z is imaginary).
-double kaiser_bessel(double u, int width, double beta);
-double kaiser_bessel_transform(double nu, int width, double beta);
-
-// The aliasing the kernel lets through, relative to the signal, at the worst voxel:
-// max over |x| <= 1/2 of sum_{p != 0} |Phi(x/sigma + p)| / Phi(x/sigma). The error of
-// gridding_adjoint against the direct sum, relative to sum_m |c_m|, stays below it.
-double gridding_error_bound(int width, double oversampling);
-
-// Points per axis of the oversampled grid for n voxels.
-int oversampled_size(int n, double oversampling);
 
 // The adjoint NUFFT of weights c (one per sample) on p's voxel grid (UsageError without one).
 std::vector<std::complex<double>> gridding_adjoint(const Problem& p,

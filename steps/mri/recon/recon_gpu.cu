@@ -14,7 +14,7 @@
 #include "core/cuda_check.cuh"
 #include "core/cufft_check.cuh"
 #include "core/device_array.cuh"
-#include "mri/recon_gpu.hpp"
+#include "recon_gpu.hpp"
 
 namespace mri {
 namespace {

@@ -1,7 +1,7 @@
 // The GPU solver in a build without CUDA or cuFFT: it is not there, which is exit 77 (no
 // usable GPU) for --solver gpu, as for the GPU steps.
 #include "core/error.hpp"
-#include "mri/recon_gpu.hpp"
+#include "recon_gpu.hpp"
 
 namespace mri {
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "mri/recon.hpp"
+#include "recon.hpp"
 
 namespace mri {
 
