@@ -1,7 +1,7 @@
 // 00_cpu's photon (tiny_mc's walk in float, one Philox stream per batch) for the programs
-// that run it without teaching it: 06_hybrid's host threads, and the CPU walk in r of the
+// that run it without teaching it: 08_hybrid's host threads, and the CPU walk in r of the
 // tests, which shares its absorption and roulette. 00_cpu and 01_cpu_omp keep their own copy,
-// which is their lesson; tests/mc requires 06 with --gpu-fraction 0 to give 00's output bit
+// which is their lesson; tests/mc requires 08 with --gpu-fraction 0 to give 00's output bit
 // for bit, so this copy cannot drift from it.
 #pragma once
 #include <cmath>

@@ -1,6 +1,6 @@
 // What the MC GPU steps share besides the harness and teach nowhere: the problem's
 // parameters as the kernels read them, the fixed-point batch rows and their copy to the host,
-// launch checks, and (05 on) the planning of a flat launch and the fixed-point weights.
+// launch checks, the planning of a flat launch (05 on) and the fixed-point weights (07 on).
 // Device memory is core::DeviceArray (device_array.cuh).
 #pragma once
 #include <cuda_runtime.h>
@@ -55,7 +55,7 @@ __device__ __forceinline__ unsigned long long to_fixed(float v) { return __float
 // Copies `batches` fixed-point rows of shells + 1 words from the device into the tally.
 inline void copy_rows(Tally& tally, int shells, size_t batches, const unsigned long long* device_rows) {
   std::vector<unsigned long long> fixed(batches * (size_t(shells) + 1));
-  if (!fixed.empty())  // 06 with --gpu-fraction 0 has no GPU rows
+  if (!fixed.empty())  // 08 with --gpu-fraction 0 has no GPU rows
     CUDA_CHECK(cudaMemcpy(fixed.data(), device_rows, fixed.size() * sizeof(fixed[0]), cudaMemcpyDeviceToHost));
   tally.resize(shells, batches);
   for (size_t i = 0; i < fixed.size(); ++i) tally.rows[i] = double(fixed[i]) / kFixedOne;
@@ -98,7 +98,7 @@ inline FlatLaunch plan_flat_launch(unsigned long long photons, int threads, unsi
   return l;
 }
 
-// Photon weights in 32-bit fixed point (05 on): a launched photon weighs `one` = 2^bits
+// Photon weights in 32-bit fixed point (07 on): a launched photon weighs `one` = 2^bits
 // units, and every weight a photon can have fits below 2^32 (bits = 31 unless a roulette
 // survivor can outweigh 1: --weight-threshold / --roulette-survival > 1). Factors are in
 // units of 2^-32.

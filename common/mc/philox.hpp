@@ -32,9 +32,9 @@ STEPWISE_HOST_DEVICE void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, u
 
 // Rounds of: two 32x32->64 multiplies, the high halves xor-ed with the other words and the
 // round key; the key is bumped by the Weyl constants between rounds. Ten is the standard
-// (cuRAND's Philox4_32_10 and every step here up to 04); Salmon et al. find Philox4x32
-// Crush-resistant (BigCrush passes on many keys and streams) from 7 rounds on, and 05 on use
-// 7 (05's README says why).
+// (cuRAND's Philox4_32_10 and every step here up to 05); Salmon et al. find Philox4x32
+// Crush-resistant (BigCrush passes on many keys and streams) from 7 rounds on, and 06 on use
+// 7 (06's README says why).
 template <int Rounds>
 STEPWISE_HOST_DEVICE Counter philox4x32(Counter ctr, Key key) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;

@@ -33,7 +33,7 @@ struct Tally {
 };
 
 struct StepInfo {
-  std::string id;     // "05_gpu_tuned"
+  std::string id;     // "07_gpu_tuned"
   std::string title;  // one line for tables
   bool gpu;
   core::Tunables tunables;  // the step's own flags with their defaults

@@ -39,7 +39,7 @@ TEST(Philox, MatchesPublishedKnownAnswers) {
 }
 
 TEST(Philox, SevenRoundsMatchPublishedKnownAnswers) {
-  // Random123's kat_vectors for philox4x32-7 (05/06's in-kernel generator).
+  // Random123's kat_vectors for philox4x32-7 (the in-kernel generator of 06 on).
   struct Kat {
     Counter ctr;
     Key key;

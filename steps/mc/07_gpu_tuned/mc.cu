@@ -1,8 +1,8 @@
-// mc 05_gpu_tuned: 04_gpu_rng_direction with the warps kept busy, then the interaction cut
-// down from the SASS (the README counts and measures each cut). A thread runs its photons in
-// one flat loop, kInFlight at a time, so no lane waits for another's longest photon. Weights
-// are 32-bit fixed point and the tallies rows of 64-bit counters, because on sm_90 only the
-// 32-bit integer shared atomic is native.
+// mc 07_gpu_tuned: 06_gpu_lean_interaction with the tallies as rows of 64-bit fixed-point
+// counters, one row per kThreadsPerRow threads, and photon weights in 32-bit fixed point,
+// because on sm_90 only the 32-bit integer shared atomic is native. A float column per thread
+// held the kernel to 16 warps per SM; the rows allow 20, and integer sums are exact, so the
+// columns' periodic flush is gone (the README measures what that bought).
 #include "mc/gpu.cuh"
 #include "mc/philox.hpp"
 #include "mc/step.hpp"
@@ -259,7 +259,7 @@ class GpuTuned final : public Step {
 }  // namespace
 
 StepInfo step_info() {
-  return {"05_gpu_tuned", "GPU, many photons per thread in one flat loop", true,
+  return {"07_gpu_tuned", "GPU, flat loop, lean interaction, fixed-point tally rows", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
 }

@@ -1,7 +1,7 @@
-// mc 07_radial_walk: 05_gpu_tuned with the photon reduced to its distance from the source.
+// mc 09_radial_walk: 07_gpu_tuned with the photon reduced to its distance from the source.
 // Exact for this problem only (infinite, homogeneous medium, isotropic scattering, point
 // source: README), where the radii alone are a Markov chain; layers, boundaries or
-// anisotropic scattering need 05's 3D walk. A thread runs its photons in one flat loop,
+// anisotropic scattering need 07's 3D walk. A thread runs its photons in one flat loop,
 // kInFlight at a time. Weights are 32-bit fixed point and the tallies rows of 64-bit
 // counters, because on sm_90 only the 32-bit integer shared atomic is native.
 #include "mc/gpu.cuh"
@@ -255,7 +255,7 @@ class GpuTuned final : public Step {
 }  // namespace
 
 StepInfo step_info() {
-  return {"07_radial_walk", "GPU, 05's kernel walking in r alone (exact for this problem)", true,
+  return {"09_radial_walk", "GPU, 07's kernel walking in r alone (exact for this problem)", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"}}};
 }

@@ -1,5 +1,5 @@
-// mc 06_hybrid: 05_gpu_tuned and 01_cpu_omp at the same time. --gpu-fraction of the photons
-// go to 05's kernel (this file's copy of it), launched asynchronously; the host threads
+// mc 08_hybrid: 07_gpu_tuned and 01_cpu_omp at the same time. --gpu-fraction of the photons
+// go to 07's kernel (this file's copy of it), launched asynchronously; the host threads
 // meanwhile run the rest with 00's photon (common/mc/cpu_photon.hpp), in batches with their
 // own Philox streams, tagged apart from the GPU threads' streams. The merge is exact: GPU
 // block rows and CPU batch rows are all batches of independent photons, so the tally is
@@ -289,7 +289,7 @@ class Hybrid final : public Step {
 }  // namespace
 
 StepInfo step_info() {
-  return {"06_hybrid", "CPU (OpenMP) and GPU together, exact merge", true,
+  return {"08_hybrid", "CPU (OpenMP) and GPU together, exact merge", true,
           {{"threads", 128, 32, 1024, "Threads per block"},
            {"photons-per-thread", 256, 1, 65536, "Photons per thread (an upper bound: >= 1024 blocks when possible)"},
            {"gpu-fraction", 0.999, 0.0, 1.0, "Fraction of the photons simulated on the GPU (the rest on the CPU cores)", false}}};
