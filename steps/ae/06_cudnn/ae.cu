@@ -24,6 +24,7 @@
 #include <string>
 
 #include "core/cuda_check.cuh"
+#include "core/cudnn_check.cuh"
 #include "core/device_array.cuh"
 #include "ae/elementwise.cuh"
 #include "ae/step.hpp"
@@ -31,19 +32,6 @@
 
 namespace ae {
 namespace {
-
-[[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* call, const char* file, int line) {
-  char detail[512] = "";
-  cudnnGetLastErrorString(detail, sizeof detail);
-  throw core::RuntimeError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                           cudnnGetErrorString(status) + (detail[0] ? std::string(" (") + detail + ")" : std::string()));
-}
-
-#define CUDNN_CHECK(call)                                                            \
-  do {                                                                               \
-    const cudnnStatus_t s_ = (call);                                                 \
-    if (s_ != CUDNN_STATUS_SUCCESS) ::ae::cudnn_fail(s_, #call, __FILE__, __LINE__); \
-  } while (0)
 
 // A cuDNN descriptor, destroyed with its owner.
 template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
