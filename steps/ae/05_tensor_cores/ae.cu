@@ -26,25 +26,12 @@
 #include <optional>
 #include <string>
 
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
+#include "ae/gpu_training.cuh"
 
 namespace ae {
 namespace {
 
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for cp.async.
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
-
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
-// Channels as stored: a multiple of 4, so that 4 channels of a pixel are one 16-byte copy.
-int padded(int channels) { return ceil_div(channels, 4) * 4; }
 
 // ---- The PTX instructions this step is built on ----
 
@@ -694,123 +681,26 @@ __global__ void sum_partials(size_t count, int splits, const float* __restrict__
   }
 }
 
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v. On the float master
-// weights in the reference layout; the products read the rounded copies arrange_weights makes.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
-}
-
 // Which tiles a product uses (--tiles): 0 by the size of the product, 1 always SmallTile,
 // 2 always BigTile (NarrowTile for at most 8 columns in every case).
 enum TileChoice { kTilesAuto = 0, kTilesSmall = 1, kTilesBig = 2 };
 enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
-// O: the tensor cores' operands (--precision); everything else is the same for both.
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
+// activations NHWC, the activations' gradients in two buffers used in turn (03's). SGD updates
+// the float master weights in the reference layout; the products read the rounded copies
+// arrange_weights makes. O: the tensor cores' operands (--precision); everything else is the
+// same for both.
 template <Operands O>
-class TensorCores final : public Step {
+class TensorCores final : public LayeredTraining {
  public:
-  TensorCores(int threads, int tiles) : threads_(threads), tiles_(tiles) {}
+  TensorCores(int threads, int tiles) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn), tiles_(tiles) {}
 
   std::optional<Accuracy> accuracy() const override { return O == Operands::bf16 ? Accuracy::bf16 : Accuracy::tf32; }
 
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
-    p_ = &p;
-    batch_ = batch;
-    L_ = layers(p.model);
-    t_ = 0;
-    for (int l = 0; l < kLayers; ++l) in_ch_[l] = padded(L_[l].in), out_ch_[l] = padded(L_[l].out);
-    image_ch_ = padded(p.data->channels);
-    if (!configured_) configure_kernels();
-
-    // The images, NHWC with the channels padded (zeros): converted once, here.
-    const ImageSet& set = *p.data;
-    const size_t pixels = size_t(set.height) * set.width;
-    std::vector<float> nhwc(size_t(set.count) * pixels * image_ch_, 0.0f);
-    for (size_t i = 0; i < size_t(set.count); ++i)
-      for (int c = 0; c < set.channels; ++c)
-        for (size_t q = 0; q < pixels; ++q)
-          nhwc[(i * pixels + q) * image_ch_ + c] = set.pixels[(i * set.channels + c) * pixels + q];
-    data_.upload(nhwc.data(), nhwc.size());
-
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-
-    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
-    size_t arranged = 0;
-    for (int l = 0; l < kLayers; ++l) {
-      arranged_at_[l] = arranged;
-      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
-    }
-    forward_weights_.resize(arranged);
-    backward_weights_.resize(arranged);
-    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
-    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
-
-    // Activations for a minibatch, or for as many images as reconstruct() does at once.
-    capacity_ = std::max(batch, 32);
-    const size_t n = size_t(capacity_);
-    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
-    a1_.resize(size(L_[0], out_ch_[0])), p1_.resize(size(L_[1], in_ch_[1]));
-    a2_.resize(size(L_[1], out_ch_[1])), p2_.resize(size(L_[2], in_ch_[2]));
-    a3_.resize(size(L_[2], out_ch_[2])), u3_.resize(size(L_[3], in_ch_[3]));
-    a4_.resize(size(L_[3], out_ch_[3])), u4_.resize(size(L_[4], in_ch_[4]));
-    size_t largest = 0;
-    for (int l = 0; l < kLayers; ++l) largest = std::max({largest, size(L_[l], in_ch_[l]), size(L_[l], out_ch_[l])});
-    for (auto& g : gradients_) g.resize(largest);
-
-    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
-    for (int l = 0; l < kLayers; ++l) {
-      const WeightPlan plan = weight_plan(l, batch);
-      weight_tile_[l] = plan.kind;
-      splits_[l] = plan.splits;
-      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
-    }
-    partials_.resize(partials);
-  }
-
-  void train(long long steps) override {
-    state_.reserve(t_ + steps);
-    const size_t image_floats = L_[0].pixels() * image_ch_;
-    for (long long s = 0; s < steps; ++s, ++t_) {
-      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_floats;
-      forward(x, batch_);
-      backward(x, state_.losses() + t_);
-      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
-             state_.velocity.data(), state_.params.data());
-    }
-  }
-
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  // The reconstructions, capacity_ images at a time, back to NCHW on the host.
-  void reconstruct(int count, float* out) override {
-    const ImageSet& set = *p_->data;
-    const size_t pixels = size_t(set.height) * set.width;
-    std::vector<float> nhwc(size_t(capacity_) * pixels * image_ch_);
-    for (int first = 0; first < count; first += capacity_) {
-      const int n = std::min(capacity_, count - first);
-      forward(data_.data() + size_t(first) * pixels * image_ch_, n);
-      CUDA_CHECK(cudaMemcpy(nhwc.data(), gradients_[0].data(), size_t(n) * pixels * image_ch_ * sizeof(float),
-                            cudaMemcpyDeviceToHost));
-      for (size_t i = 0; i < size_t(n); ++i)
-        for (int c = 0; c < set.channels; ++c)
-          for (size_t q = 0; q < pixels; ++q)
-            out[((size_t(first) + i) * set.channels + c) * pixels + q] = nhwc[(i * pixels + q) * image_ch_ + c];
-    }
-  }
-
   void describe(nlohmann::json& params) const override {
-    params["threads"] = threads_;
+    LayeredTraining::describe(params);
     params["tiles"] = tiles_;
     if (!p_) return;
     // What the choice makes of the problem's minibatch (the timed run's; validation loads the
@@ -827,16 +717,30 @@ class TensorCores final : public Step {
   }
 
  private:
-  template <class Kernel, class... Args>
-  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    kernel<<<grid, block, shared>>>(args...);
-    CUDA_CHECK_LAUNCH();
-  }
-
-  // One thread per element, --threads per block.
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
+  void allocate_more(int batch) override {
+    if (!configured_) configure_kernels();
+    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
+    size_t arranged = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      arranged_at_[l] = arranged;
+      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
+    }
+    forward_weights_.resize(arranged);
+    backward_weights_.resize(arranged);
+    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
+    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
+    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
+    for (int l = 0; l < kLayers; ++l) {
+      const WeightPlan plan = weight_plan(l, batch);
+      weight_tile_[l] = plan.kind;
+      splits_[l] = plan.splits;
+      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
+    }
+    partials_.resize(partials);
   }
 
   // The GEMM kernels stage more than the 48 KB of shared memory a block gets without asking.
@@ -925,23 +829,8 @@ class TensorCores final : public Step {
     launch_grid(weight_gemm<T, O>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
   }
 
-  void conv(int l, int n, const float* in, float* out, bool relu) {
-    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
-             L_[l].out, relu, out);
-  }
-
-  void pool(int l, int n, const float* in, float* out) {  // layer l's output, pooled
-    const Conv& c = L_[l];
-    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
-           c.height, c.width, out_ch_[l], in, out);
-  }
-  void up(int l, int n, const float* in, float* out) {  // layer l's output, upsampled
-    const Conv& c = L_[l];
-    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
-    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], in, out);
-  }
-
-  void forward(const float* x, int n) {
+  // Before every forward pass: the weights rounded and arranged, all layers in one launch.
+  void prepare(int) override {
     AllWeights all;
     size_t most = 0;
     for (int l = 0; l < kLayers; ++l) {
@@ -950,73 +839,60 @@ class TensorCores final : public Step {
       most = std::max(most, L_[l].weight_count());
     }
     launch_grid(arrange_weights<O>, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
-    conv(0, n, x, a1_.data(), true);
-    pool(0, n, a1_.data(), p1_.data());
-    conv(1, n, p1_.data(), a2_.data(), true);
-    pool(1, n, a2_.data(), p2_.data());
-    conv(2, n, p2_.data(), a3_.data(), true);
-    up(2, n, a3_.data(), u3_.data());
-    conv(3, n, u3_.data(), a4_.data(), true);
-    up(3, n, a4_.data(), u4_.data());
-    conv(4, n, u4_.data(), gradients_[0].data(), false);  // the reconstruction y
+  }
+
+  // Bias and ReLU in the product's epilogue.
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
+             L_[l].out, relu, out);
+  }
+
+  void pool(int l, int n, const float* a, float* pooled) override {
+    const Conv& c = L_[l];
+    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
+           c.height, c.width, out_ch_[l], a, pooled);
+  }
+  void upsample(int l, int n, const float* a, float* up) override {
+    const Conv& c = L_[l];
+    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
+    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], a, up);
+  }
+
+  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
+    const size_t n = size_t(batch_);
+    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
+    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
+                image_ch_, scale, mean, d_y, x, partials_.data());
+    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
+                partials_.data(), loss);
   }
 
   // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
-  void conv_backward(int l, const float* in, const float* d_out, float* d_in) {
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
     weight_gradient(l, in, d_out);
     if (d_in)
       convolve(batch_, L_[l], out_ch_[l], in_ch_[l], d_out, backward_weights_.data() + arranged_at_[l], nullptr, 0,
                false, d_in);
   }
 
-  void backward(const float* x, float* loss) {
-    const size_t n = size_t(batch_);
-    // Each gradient is read only to make the next one (and its layer's weight gradient), so
-    // two buffers serve them all, in turn; the first starts as the reconstruction y.
-    float* const d_y = gradients_[0].data();
-    float* const d_u4 = gradients_[1].data();
-    float* const d_a4 = gradients_[0].data();
-    float* const d_u3 = gradients_[1].data();
-    float* const d_a3 = gradients_[0].data();
-    float* const d_p2 = gradients_[1].data();
-    float* const d_a2 = gradients_[0].data();
-    float* const d_p1 = gradients_[1].data();
-    float* const d_a1 = gradients_[0].data();
-    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
-    launch_grid(loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
-                image_ch_, scale, mean, d_y, x, partials_.data());
-    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
-                partials_.data(), loss);
-    conv_backward(4, u4_.data(), d_y, d_u4);
-    const size_t q4 = n * L_[3].pixels() * out_ch_[3] / 4, q3 = n * L_[2].pixels() * out_ch_[2] / 4;
-    const size_t q2 = n * L_[1].pixels() / 4 * out_ch_[1] / 4, q1 = n * L_[0].pixels() / 4 * out_ch_[0] / 4;
-    launch(up_backward_relu, q4, q4, L_[3].height, L_[3].width, out_ch_[3], d_u4, a4_.data(), d_a4);
-    conv_backward(3, u3_.data(), d_a4, d_u3);
-    launch(up_backward_relu, q3, q3, L_[2].height, L_[2].width, out_ch_[2], d_u3, a3_.data(), d_a3);
-    conv_backward(2, p2_.data(), d_a3, d_p2);
-    launch(pool_backward_relu, q2, q2, L_[1].height, L_[1].width, out_ch_[1], a2_.data(), d_p2, d_a2);
-    conv_backward(1, p1_.data(), d_a2, d_p1);
-    launch(pool_backward_relu, q1, q1, L_[0].height, L_[0].width, out_ch_[0], a1_.data(), d_p1, d_a1);
-    conv_backward(0, x, d_a1, nullptr);  // the image needs no gradient
+  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() / 4 * out_ch_[l] / 4;
+    launch(pool_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], a, d_pooled, d_a);
+  }
+  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() * out_ch_[l] / 4;
+    launch(up_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], d_up, a, d_a);
   }
 
-  int threads_, tiles_;
+  int tiles_;
   bool configured_ = false;
   int sms_ = 0;
-  const Problem* p_ = nullptr;
-  int batch_ = 0, capacity_ = 0, image_ch_ = 0;
-  long long t_ = 0;
-  std::array<Conv, kLayers> L_;
-  std::array<int, kLayers> in_ch_{}, out_ch_{}, splits_{};  // padded channel counts; weight-gradient splits
+  std::array<int, kLayers> splits_{};  // weight-gradient splits
   std::array<TileKind, kLayers> weight_tile_{};
   std::array<size_t, kLayers> arranged_at_{};
-  core::DeviceArray<float> data_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> forward_weights_, backward_weights_;
-  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
-  std::array<core::DeviceArray<float>, 2> gradients_;
   core::DeviceArray<float> partials_;
 };
 
