@@ -1,10 +1,10 @@
-// The element-wise kernels of the NCHW GPU steps (02_gpu_basic, 03_gpu_tiled, 06_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (02_gpu_basic, 03_gpu_tiled, 09_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
 // the steps' sources hold only what each one changes. (04_gpu_fused folds this work into its
-// convolutions and 05_tensor_cores keeps NHWC; they have their own.)
+// convolutions and 05_implicit_gemm to 08_bf16 keep NHWC; they have their own.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps
