@@ -180,7 +180,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
     const float* a = staged_a + (warp_m + g) * kPitchK;      // rows g and g + 8 of each part
     const float* b = staged_b + (warp_n + 2 * t) * kPitchK;  // columns 2t and 2t + 1
-#pragma unroll
+    // Two values of k per pass: unrolled further, the loads ptxas moves ahead spill the
+    // 128 x 128 tile past its 128 registers (76 bytes fully unrolled, 12 at four).
+#pragma unroll 2
     for (int k = 0; k < kK; ++k) {
       float fa[T::kFragsM][2], fb[T::kFragsN][2];
 #pragma unroll
@@ -301,7 +303,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
     const float* a = staged_a + warp_m + g;      // rows g and g + 8 of each part
     const float* b = staged_b + warp_n + 2 * t;  // columns 2t and 2t + 1
-#pragma unroll
+#pragma unroll 2
     for (int k = 0; k < kK; ++k) {
       float fa[T::kFragsM][2], fb[T::kFragsN][2];
 #pragma unroll
