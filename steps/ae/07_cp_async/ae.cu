@@ -14,14 +14,14 @@
 //   input gradient   d_in[m][n] = sum over k of d_out(m, k) W'[n][k]  the same, with the mirrored kernel, in and out swapped
 //   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
 //
-// where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel
-// (zero outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to
-// 10-bit mantissas, products summed in float). Activations, gradients and master weights stay
-// float in memory. The weight gradient's pixel sum is split over blocks that write partial
-// sums; a second kernel adds them in a fixed order and writes the reference layout, so the
-// result is the same bit for bit from run to run (as in 03). Bias and ReLU are applied where
-// the forward product is stored; the ReLU's mask is applied where pooling and upsampling pass
-// the gradient back.
+// where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
+// outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to 10-bit
+// mantissas, products summed in float), from tiles the block stages in shared memory. Activations,
+// gradients and master weights stay float in memory. The weight gradient's pixel sum is split over
+// blocks that write partial sums; a second kernel adds them in a fixed order and writes the
+// reference layout, so the result is the same bit for bit from run to run (as in 03). Bias and ReLU
+// are applied where the forward product is stored; the ReLU's mask is applied where pooling and
+// upsampling pass the gradient back.
 //
 // Channel counts are padded to multiples of 4 (16 bytes, one cp.async) in the layout: the
 // image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
