@@ -7,7 +7,7 @@
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
 //   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
 //                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float
-//                    sums), 2 flop per multiply-add: the instruction ae 05 uses. Hopper's
+//                    sums), 2 flop per multiply-add: the instruction ae 06-08 use. Hopper's
 //                    asynchronous warpgroup mma (wgmma) reaches more; this is the ceiling of
 //                    code written with mma.sync.
 // Each kernel keeps many independent dependency chains per thread so that latency is

@@ -65,7 +65,7 @@ void keep_newest(std::map<std::string, const Record*>& newest, const std::string
   if (!inserted && r.newer_than(*it->second)) it->second = &r;
 }
 
-// Rows of one step in several precisions (ae 05's --precision, a peer's modes): the finer first.
+// Rows of one step in several precisions (ae 08's --precision, a peer's modes): the finer first.
 const std::vector<std::string> kPrecisionOrder = {"fp64", "fp32", "tf32", "tf32_cl", "bf16", "fp16", "half"};
 
 std::string row_precision(const Record& r) {

@@ -24,7 +24,7 @@ std::string Record::commit() const {
 }
 
 std::string Record::row_name() const {
-  // A peer's modes (PyTorch fp32, tf32_cl) and a step's precisions (ae 05's tf32, bf16) are rows of their own.
+  // A peer's modes (PyTorch fp32, tf32_cl) and a step's precisions (ae 08's tf32, bf16) are rows of their own.
   const auto mode = text_at(data, "params.mode");
   std::string name = mode ? step() + " " + *mode : step();
   if (const auto precision = text_at(data, "params.precision")) name += " " + *precision;

@@ -62,10 +62,10 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
     tool=$0 prog=$1 k=${2:-}; track=${prog%%_*}; f="$work/$tool.$prog.$k.log"
     pad=""; [ $tool = memcheck ] && pad="--padding 4096"  # a write past one array must not land in the next
     # The cuDNN timed search runs every algorithm of every shape; under initcheck each of those
-    # library kernels is instrumented and the run outlasts any limit. initcheck of ae_06 takes
+    # library kernels is instrumented and the run outlasts any limit. initcheck of ae_09 takes
     # the heuristics path (--algo-search 0): our kernels are all checked, and the library
     # kernels it picks too. memcheck, racecheck and synccheck keep the timed search.
-    extra=""; [ $tool = initcheck ] && [ $prog = ae_06_cudnn ] && extra="--algo-search 0"
+    extra=""; [ $tool = initcheck ] && [ $prog = ae_09_cudnn ] && extra="--algo-search 0"
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool $pad --error-exitcode 9 \
       "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} $extra --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
     echo "$tool $prog $k: exit $? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | tail -1)" > "$f.summary"' < "$work/jobs"

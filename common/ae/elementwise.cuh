@@ -1,9 +1,10 @@
-// The element-wise kernels of the NCHW GPU steps (02_gpu_basic, 03_gpu_tiled, 06_cudnn): max
-// pooling and nearest upsampling with their gradients, ReLU and its gradient, the loss's
-// gradient and SGD. Those steps differ in their convolutions, not in these: one definition
-// here keeps them the same kernels, with the same arithmetic and the same launches, so that
+// The element-wise kernels of the NCHW GPU steps (02_gpu_basic, 03_gpu_tiled, 09_cudnn): max
+// pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
+// gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
+// (ElementwiseLayers). Those steps differ in their convolutions,
+// not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
 // the steps' sources hold only what each one changes. (04_gpu_fused folds this work into its
-// convolutions and 05_tensor_cores keeps NHWC; they have their own.)
+// convolutions and 05_implicit_gemm to 08_bf16 keep NHWC; they have their own.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps
@@ -13,16 +14,10 @@
 
 #include <cstddef>
 
+#include "ae/gpu_training.cuh"
+
 namespace ae {
 namespace {
-
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for float4 reads.
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
 
 // v = max(v, 0) in place, after a convolution (06 has cuDNN's instead).
 __global__ void relu(size_t n, float* v) {
@@ -112,14 +107,44 @@ __global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d
   if (threadIdx.x == 0) partial[blockIdx.x] = squares[0] * mean;
 }
 
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
-}
+// The layer operations these kernels make (gpu_training.cuh): pooling, upsampling and their
+// gradients through the ReLU, each a launch or two, on NCHW activations. A step adds its
+// convolutions, its loss and ReLU after a convolution (relu_in_place).
+class ElementwiseLayers : public LayeredTraining {
+ public:
+  ElementwiseLayers(int threads, Gradients gradients) : LayeredTraining(threads, Layout::nchw, gradients) {}
+
+ protected:
+  // ReLU in place on layer l's output: n images.
+  void relu_in_place(int l, int n, float* a) {
+    const size_t count = size_t(n) * L_[l].out * L_[l].pixels();
+    launch(relu, count, count, a);
+  }
+
+  void pool(int l, int n, const float* a, float* pooled) override {
+    const Conv& c = L_[l];
+    launch(pool_forward, size_t(n) * c.out * c.pixels() / 4, size_t(n) * c.out, c.height, c.width, a, pooled);
+  }
+
+  void upsample(int l, int n, const float* a, float* up) override {
+    const Conv& c = L_[l];
+    launch(up_forward, size_t(n) * c.out * c.pixels() * 4, size_t(n) * c.out, c.height, c.width, a, up);
+  }
+
+  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
+    const Conv& c = L_[l];
+    const size_t n = size_t(batch_) * c.out * c.pixels();
+    launch(ae::pool_backward, n, size_t(batch_) * c.out, c.height, c.width, a, d_pooled, d_a);
+    launch(relu_backward, n, n, a, d_a);
+  }
+
+  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
+    const Conv& c = L_[l];
+    const size_t n = size_t(batch_) * c.out * c.pixels();
+    launch(up_backward, n, size_t(batch_) * c.out, c.height, c.width, d_up, d_a);
+    launch(relu_backward, n, n, a, d_a);
+  }
+};
 
 }  // namespace
 }  // namespace ae

@@ -12,7 +12,4 @@ plot 'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with
      'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '01_cpu_omp', \
      'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic', \
      'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '03_gpu_tiled', \
-     'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_fused', \
-     'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '05_tensor_cores tf32', \
-     'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '05_tensor_cores bf16', \
-     'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '06_cudnn'
+     'ae-16-fashion-mnist-nvidia-h100-80gb-hbm3-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_fused'

@@ -470,7 +470,7 @@ def ceiling_records(base):
             rec("ae", "05_tf32", "GPU P", {"flop": 5e9}, params=ae, klass="tf32"),
             rec("ae", "06_bf16", "GPU P", {"flop": 5e9}, params=ae, klass="bf16"),
             rec("ae", "07_no_flop", "GPU P", {}, params=ae, klass="fp32"),
-            # one step, two precisions (ae 05's --precision): two rows, each with its class
+            # one step, two precisions (ae 08's --precision): two rows, each with its class
             rec("ae", "08_two", "GPU P", {"flop": 5e9}, params=dict(ae, precision="tf32"), klass="tf32"),
             rec("ae", "08_two", "GPU P", {"flop": 5e9}, params=dict(ae, precision="bf16"), klass="bf16"),
             # on a GPU whose probe has a tensor-core rate: 5e11 of 1e13, not of the FP32 rate

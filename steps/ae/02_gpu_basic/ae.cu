@@ -4,13 +4,7 @@
 // stream with no copy and no synchronization in between. A weight gradient's thread sums its
 // element over every pixel of every image of the batch, so the batch's gradient is one sum,
 // written once: nothing to zero, nothing overwritten, no atomics.
-#include <algorithm>
-
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
 #include "ae/elementwise.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
 
 namespace ae {
 namespace {
@@ -110,87 +104,33 @@ __global__ void loss_gradient_atomic(size_t n, float scale, float mean, const fl
   if (threadIdx.x == 0) atomicAdd(loss, partial[0] * mean);
 }
 
-class GpuBasic final : public Step {
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these convolutions and
+// loss, elementwise.cuh's other layers (NCHW), and each activation's gradient in a buffer of its
+// own.
+class GpuBasic final : public ElementwiseLayers {
  public:
-  explicit GpuBasic(int threads) : threads_(threads) {}
-
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
-    p_ = &p;
-    batch_ = batch;
-    L_ = layers(p.model);
-    t_ = 0;
-    data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-    // Activations for a minibatch, or for the images reconstruct() is asked for.
-    const size_t n = size_t(std::max(batch, 32));
-    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
-    a1_.resize(size(L_[0], L_[0].out)), p1_.resize(size(L_[1], L_[1].in));
-    a2_.resize(size(L_[1], L_[1].out)), p2_.resize(size(L_[2], L_[2].in));
-    a3_.resize(size(L_[2], L_[2].out)), u3_.resize(size(L_[3], L_[3].in));
-    a4_.resize(size(L_[3], L_[3].out)), u4_.resize(size(L_[4], L_[4].in));
-    y_.resize(size(L_[4], L_[4].out));
-    d_y_.resize(y_.size()), d_u4_.resize(u4_.size()), d_a4_.resize(a4_.size()), d_u3_.resize(u3_.size());
-    d_a3_.resize(a3_.size()), d_p2_.resize(p2_.size()), d_a2_.resize(a2_.size()), d_p1_.resize(p1_.size());
-    d_a1_.resize(a1_.size());
-  }
-
-  void train(long long steps) override {
-    state_.reserve(t_ + steps);
-    const size_t image_size = p_->data->image_size();
-    for (long long s = 0; s < steps; ++s, ++t_) {
-      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
-      forward(x, batch_);
-      backward(x, state_.losses() + t_);
-      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
-             state_.velocity.data(), state_.params.data());
-    }
-  }
-
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  void reconstruct(int count, float* out) override {
-    forward(data_.data(), count);
-    CUDA_CHECK(cudaMemcpy(out, y_.data(), size_t(count) * p_->data->image_size() * sizeof(float), cudaMemcpyDeviceToHost));
-  }
-
-  void describe(nlohmann::json& params) const override { params["threads"] = threads_; }
+  explicit GpuBasic(int threads) : ElementwiseLayers(threads, Gradients::separate) {}
 
  private:
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    kernel<<<unsigned((n + threads_ - 1) / threads_), threads_>>>(args...);
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    const Conv& c = L_[l];
+    launch(conv_forward, size_t(n) * c.out * c.pixels(), n, c.in, c.out, c.height, c.width, in,
+           state_.params.data() + c.weight, state_.params.data() + c.bias, out);
+    if (relu) relu_in_place(l, n, out);
+  }
+
+  void loss_gradient(const float* x, float* y, float* d_y, float* loss) override {
+    const size_t outputs = size_t(batch_) * p_->data->image_size();
+    CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float)));
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    loss_gradient_atomic<<<unsigned((outputs + threads_ - 1) / threads_), threads_, threads_ * sizeof(float)>>>(
+        outputs, scale, mean, y, x, d_y, loss);
     CUDA_CHECK_LAUNCH();
   }
 
-  void conv(const Conv& c, int n, const float* in, float* out) {
-    launch(conv_forward, size_t(n) * c.out * c.pixels(), n, c.in, c.out, c.height, c.width, in,
-           state_.params.data() + c.weight, state_.params.data() + c.bias, out);
-  }
-
-  void forward(const float* x, int n) {
-    conv(L_[0], n, x, a1_.data());
-    launch(relu, size_t(n) * L_[0].out * L_[0].pixels(), size_t(n) * L_[0].out * L_[0].pixels(), a1_.data());
-    launch(pool_forward, size_t(n) * L_[1].in * L_[1].pixels(), size_t(n) * L_[0].out, L_[0].height, L_[0].width,
-           a1_.data(), p1_.data());
-    conv(L_[1], n, p1_.data(), a2_.data());
-    launch(relu, size_t(n) * L_[1].out * L_[1].pixels(), size_t(n) * L_[1].out * L_[1].pixels(), a2_.data());
-    launch(pool_forward, size_t(n) * L_[2].in * L_[2].pixels(), size_t(n) * L_[1].out, L_[1].height, L_[1].width,
-           a2_.data(), p2_.data());
-    conv(L_[2], n, p2_.data(), a3_.data());
-    launch(relu, size_t(n) * L_[2].out * L_[2].pixels(), size_t(n) * L_[2].out * L_[2].pixels(), a3_.data());
-    launch(up_forward, size_t(n) * L_[3].in * L_[3].pixels(), size_t(n) * L_[2].out, L_[2].height, L_[2].width,
-           a3_.data(), u3_.data());
-    conv(L_[3], n, u3_.data(), a4_.data());
-    launch(relu, size_t(n) * L_[3].out * L_[3].pixels(), size_t(n) * L_[3].out * L_[3].pixels(), a4_.data());
-    launch(up_forward, size_t(n) * L_[4].in * L_[4].pixels(), size_t(n) * L_[3].out, L_[3].height, L_[3].width,
-           a4_.data(), u4_.data());
-    conv(L_[4], n, u4_.data(), y_.data());
-  }
-
-  // The weight and bias gradients of conv c (whole batch), and the gradient of its input.
-  void conv_backward(const Conv& c, const float* in, const float* d_out, float* d_in) {
+  // The weight and bias gradients of conv l (whole batch), and the gradient of its input.
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
+    const Conv& c = L_[l];
     const int n = batch_;
     launch(conv_weight_gradient, c.weight_count(), n, c.in, c.out, c.height, c.width, in, d_out,
            state_.gradient.data() + c.weight);
@@ -199,40 +139,6 @@ class GpuBasic final : public Step {
       launch(conv_input_gradient, size_t(n) * c.in * c.pixels(), n, c.in, c.out, c.height, c.width, d_out,
              state_.params.data() + c.weight, d_in);
   }
-
-  void backward(const float* x, float* loss) {
-    const size_t n = size_t(batch_), outputs = n * p_->data->image_size();
-    CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float)));
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    loss_gradient_atomic<<<unsigned((outputs + threads_ - 1) / threads_), threads_, threads_ * sizeof(float)>>>(
-        outputs, scale, mean, y_.data(), x, d_y_.data(), loss);
-    CUDA_CHECK_LAUNCH();
-    conv_backward(L_[4], u4_.data(), d_y_.data(), d_u4_.data());
-    launch(up_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out, L_[3].height, L_[3].width, d_u4_.data(), d_a4_.data());
-    launch(relu_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out * L_[3].pixels(), a4_.data(), d_a4_.data());
-    conv_backward(L_[3], u3_.data(), d_a4_.data(), d_u3_.data());
-    launch(up_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out, L_[2].height, L_[2].width, d_u3_.data(), d_a3_.data());
-    launch(relu_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out * L_[2].pixels(), a3_.data(), d_a3_.data());
-    conv_backward(L_[2], p2_.data(), d_a3_.data(), d_p2_.data());
-    launch(pool_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out, L_[1].height, L_[1].width, a2_.data(),
-           d_p2_.data(), d_a2_.data());
-    launch(relu_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out * L_[1].pixels(), a2_.data(), d_a2_.data());
-    conv_backward(L_[1], p1_.data(), d_a2_.data(), d_p1_.data());
-    launch(pool_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out, L_[0].height, L_[0].width, a1_.data(),
-           d_p1_.data(), d_a1_.data());
-    launch(relu_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out * L_[0].pixels(), a1_.data(), d_a1_.data());
-    conv_backward(L_[0], x, d_a1_.data(), nullptr);  // the image needs no gradient
-  }
-
-  int threads_;
-  const Problem* p_ = nullptr;
-  int batch_ = 0;
-  long long t_ = 0;
-  std::array<Conv, kLayers> L_;
-  core::DeviceArray<float> data_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
-  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_, y_;
-  core::DeviceArray<float> d_y_, d_u4_, d_a4_, d_u3_, d_a3_, d_p2_, d_a2_, d_p1_, d_a1_;
 };
 
 }  // namespace

@@ -16,11 +16,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
 #include "ae/elementwise.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
 
 namespace ae {
 namespace {
@@ -390,79 +386,28 @@ __global__ void arrange_weights(int in_ch, int out_ch, const float* __restrict__
   backward[(size_t(o) * 9 + 8 - tap) * in_ch + i] = weight[idx];
 }
 
-class GpuTiled final : public Step {
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these convolutions and
+// loss, elementwise.cuh's other layers (NCHW), and the activations' gradients in two buffers
+// used in turn.
+class GpuTiled final : public ElementwiseLayers {
  public:
-  explicit GpuTiled(int threads) : threads_(threads) {}
+  explicit GpuTiled(int threads) : ElementwiseLayers(threads, Gradients::in_turn) {}
 
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
-    p_ = &p;
-    batch_ = batch;
-    L_ = layers(p.model);
-    t_ = 0;
-    data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-    forward_weights_.resize(initial.size());
-    backward_weights_.resize(initial.size());
-    // Activations for a minibatch, or for the images reconstruct() is asked for.
-    const size_t n = size_t(std::max(batch, 32));
-    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
-    a1_.resize(size(L_[0], L_[0].out)), p1_.resize(size(L_[1], L_[1].in));
-    a2_.resize(size(L_[1], L_[1].out)), p2_.resize(size(L_[2], L_[2].in));
-    a3_.resize(size(L_[2], L_[2].out)), u3_.resize(size(L_[3], L_[3].in));
-    a4_.resize(size(L_[3], L_[3].out)), u4_.resize(size(L_[4], L_[4].in));
-    // The reconstruction and every gradient of an activation: two buffers of the largest size
-    // (backward() says which holds what when).
-    size_t largest = 0;
-    for (const Conv& c : L_) largest = std::max({largest, size(c, c.in), size(c, c.out)});
-    for (auto& g : gradients_) g.resize(largest);
+ private:
+  void allocate_more(int batch) override {
+    forward_weights_.resize(state_.params.size());
+    backward_weights_.resize(state_.params.size());
     // Partial sums of the weight gradients, and of the loss before them.
     int device = 0, sms = 0, shared_per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    size_t partials = (size_t(batch) * p.data->image_size() + threads_ - 1) / threads_;
+    size_t partials = (size_t(batch) * p_->data->image_size() + threads_ - 1) / threads_;
     for (int l = 0; l < kLayers; ++l) {
       plan_[l] = gradient_geometry(L_[l], batch, sms, shared_per_sm);
       partials = std::max(partials, size_t(plan_[l].splits) * (L_[l].weight_count() + size_t(L_[l].out)));
     }
     partials_.resize(partials);
-  }
-
-  void train(long long steps) override {
-    state_.reserve(t_ + steps);
-    const size_t image_size = p_->data->image_size();
-    for (long long s = 0; s < steps; ++s, ++t_) {
-      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
-      forward(x, batch_);
-      backward(x, state_.losses() + t_);
-      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
-             state_.velocity.data(), state_.params.data());
-    }
-  }
-
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  void reconstruct(int count, float* out) override {
-    forward(data_.data(), count);
-    CUDA_CHECK(cudaMemcpy(out, gradients_[0].data(), size_t(count) * p_->data->image_size() * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-  }
-
-  void describe(nlohmann::json& params) const override { params["threads"] = threads_; }
-
- private:
-  template <class Kernel, class... Args>
-  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    kernel<<<grid, block, shared>>>(args...);
-    CUDA_CHECK_LAUNCH();
-  }
-
-  // One thread per element, --threads per block.
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
   }
 
   // A tiled convolution of n images: 16 output channels per thread, or 4 where there are
@@ -479,41 +424,36 @@ class GpuTiled final : public Step {
       launch_grid(conv_tiled<4>, grid, block, g.shared, in_ch, out_ch, h, w, g, in, weight, bias, out);
   }
 
-  void conv(const Conv& c, int n, const float* in, float* out) {
-    convolve(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, state_.params.data() + c.bias, out);
-  }
-
   // Adds `splits` rows of `count` partial sums into total.
   void sum_splits(size_t count, int splits, float* total) {
     launch_grid(sum_partials, dim3(unsigned((count + 31) / 32)), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float),
                 count, splits, partials_.data(), total);
   }
 
-  void forward(const float* x, int n) {
+  void prepare(int) override {
     for (const Conv& c : L_)
       launch(arrange_weights, c.weight_count(), c.in, c.out, state_.params.data() + c.weight, forward_weights_.data() + c.weight,
              backward_weights_.data() + c.weight);
-    conv(L_[0], n, x, a1_.data());
-    launch(relu, size_t(n) * L_[0].out * L_[0].pixels(), size_t(n) * L_[0].out * L_[0].pixels(), a1_.data());
-    launch(pool_forward, size_t(n) * L_[1].in * L_[1].pixels(), size_t(n) * L_[0].out, L_[0].height, L_[0].width,
-           a1_.data(), p1_.data());
-    conv(L_[1], n, p1_.data(), a2_.data());
-    launch(relu, size_t(n) * L_[1].out * L_[1].pixels(), size_t(n) * L_[1].out * L_[1].pixels(), a2_.data());
-    launch(pool_forward, size_t(n) * L_[2].in * L_[2].pixels(), size_t(n) * L_[1].out, L_[1].height, L_[1].width,
-           a2_.data(), p2_.data());
-    conv(L_[2], n, p2_.data(), a3_.data());
-    launch(relu, size_t(n) * L_[2].out * L_[2].pixels(), size_t(n) * L_[2].out * L_[2].pixels(), a3_.data());
-    launch(up_forward, size_t(n) * L_[3].in * L_[3].pixels(), size_t(n) * L_[2].out, L_[2].height, L_[2].width,
-           a3_.data(), u3_.data());
-    conv(L_[3], n, u3_.data(), a4_.data());
-    launch(relu, size_t(n) * L_[3].out * L_[3].pixels(), size_t(n) * L_[3].out * L_[3].pixels(), a4_.data());
-    launch(up_forward, size_t(n) * L_[4].in * L_[4].pixels(), size_t(n) * L_[3].out, L_[3].height, L_[3].width,
-           a4_.data(), u4_.data());
-    conv(L_[4], n, u4_.data(), gradients_[0].data());  // the reconstruction y
+  }
+
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    const Conv& c = L_[l];
+    convolve(n, c.in, c.out, c.height, c.width, in, forward_weights_.data() + c.weight, state_.params.data() + c.bias, out);
+    if (relu) relu_in_place(l, n, out);
+  }
+
+  // The loss's block sums, added by the same summing kernel as the weight gradients.
+  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
+    const size_t outputs = size_t(batch_) * p_->data->image_size();
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    const unsigned blocks = unsigned((outputs + threads_ - 1) / threads_);
+    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), outputs, scale, mean, d_y, x,
+                partials_.data());
+    sum_splits(1, int(blocks), loss);
   }
 
   // The weight and bias gradients of layer l (whole batch), and the gradient of its input.
-  void conv_backward(int l, const float* in, const float* d_out, float* d_in) {
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
     const Conv& c = L_[l];
     const GradientGeometry& g = plan_[l];
     const dim3 grid(unsigned(ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks), unsigned(g.splits));
@@ -524,50 +464,8 @@ class GpuTiled final : public Step {
       convolve(batch_, c.out, c.in, c.height, c.width, d_out, backward_weights_.data() + c.weight, nullptr, d_in);
   }
 
-  void backward(const float* x, float* loss) {
-    const size_t n = size_t(batch_), outputs = n * p_->data->image_size();
-    // Each gradient is read only to make the next one (and its layer's weight gradient), so
-    // two buffers serve them all, in turn; the first starts as the reconstruction y.
-    float* const d_y = gradients_[0].data();
-    float* const d_u4 = gradients_[1].data();
-    float* const d_a4 = gradients_[0].data();
-    float* const d_u3 = gradients_[1].data();
-    float* const d_a3 = gradients_[0].data();
-    float* const d_p2 = gradients_[1].data();
-    float* const d_a2 = gradients_[0].data();
-    float* const d_p1 = gradients_[1].data();
-    float* const d_a1 = gradients_[0].data();
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    const unsigned blocks = unsigned((outputs + threads_ - 1) / threads_);
-    launch_grid(loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), outputs, scale, mean, d_y, x,
-                partials_.data());
-    sum_splits(1, int(blocks), loss);
-    conv_backward(4, u4_.data(), d_y, d_u4);
-    launch(up_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out, L_[3].height, L_[3].width, d_u4, d_a4);
-    launch(relu_backward, n * L_[3].out * L_[3].pixels(), n * L_[3].out * L_[3].pixels(), a4_.data(), d_a4);
-    conv_backward(3, u3_.data(), d_a4, d_u3);
-    launch(up_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out, L_[2].height, L_[2].width, d_u3, d_a3);
-    launch(relu_backward, n * L_[2].out * L_[2].pixels(), n * L_[2].out * L_[2].pixels(), a3_.data(), d_a3);
-    conv_backward(2, p2_.data(), d_a3, d_p2);
-    launch(pool_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out, L_[1].height, L_[1].width, a2_.data(), d_p2, d_a2);
-    launch(relu_backward, n * L_[1].out * L_[1].pixels(), n * L_[1].out * L_[1].pixels(), a2_.data(), d_a2);
-    conv_backward(1, p1_.data(), d_a2, d_p1);
-    launch(pool_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out, L_[0].height, L_[0].width, a1_.data(), d_p1, d_a1);
-    launch(relu_backward, n * L_[0].out * L_[0].pixels(), n * L_[0].out * L_[0].pixels(), a1_.data(), d_a1);
-    conv_backward(0, x, d_a1, nullptr);  // the image needs no gradient
-  }
-
-  int threads_;
-  const Problem* p_ = nullptr;
-  int batch_ = 0;
-  long long t_ = 0;
-  std::array<Conv, kLayers> L_;
   std::array<GradientGeometry, kLayers> plan_;
-  core::DeviceArray<float> data_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> forward_weights_, backward_weights_;  // arrange_weights' orders, at each weight's offset
-  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
-  std::array<core::DeviceArray<float>, 2> gradients_;
   core::DeviceArray<float> partials_;
 };
 

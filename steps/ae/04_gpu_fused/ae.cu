@@ -19,21 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
+#include "ae/gpu_training.cuh"
 
 namespace ae {
 namespace {
-
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for float4 reads.
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -591,9 +580,11 @@ __global__ void sgd_arranged(int in_ch, int out_ch, float lr, float momentum, co
   backward[(size_t(o) * 9 + 8 - tap) * in_ch + i] = p;
 }
 
-class GpuFused final : public Step {
+// A GpuStep (common/ae/gpu_training.cuh: the images, the training state, store() and
+// reconstruct()) whose training step is its own: the fused kernels above, one CUDA graph.
+class GpuFused final : public GpuStep {
  public:
-  explicit GpuFused(int threads) : threads_(threads) {}
+  explicit GpuFused(int threads) : GpuStep(threads, Layout::nchw) {}
   GpuFused(const GpuFused&) = delete;
   GpuFused& operator=(const GpuFused&) = delete;
   ~GpuFused() override {
@@ -601,20 +592,14 @@ class GpuFused final : public Step {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
+  void allocate(int batch) override {
     // A blocking stream: the harness's timing events on the default stream wait for it.
     if (!stream_) CUDA_CHECK(cudaStreamCreate(&stream_));
-    p_ = &p;
-    batch_ = batch;
-    L_ = layers(p.model);
     for (const Conv& c : L_)
       if (c.bias != c.weight + c.weight_count())
         throw core::RuntimeError("04_gpu_fused: a layer's bias must follow its weights (sgd_arranged updates both)");
-    t_ = 0;
-    data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-    forward_weights_.resize(initial.size());
-    backward_weights_.resize(initial.size());
+    forward_weights_.resize(state_.params.size());
+    backward_weights_.resize(state_.params.size());
     for (const Conv& c : L_)
       launch(arrange_weights, c.weight_count(), c.in, c.out, state_.params.data() + c.weight, forward_weights_.data() + c.weight,
              backward_weights_.data() + c.weight);
@@ -623,8 +608,8 @@ class GpuFused final : public Step {
     // What the backward pass needs of the forward pass, for a minibatch or for the images
     // reconstruct() is asked for: the pooled outputs and their windows' winners (not conv1's
     // and conv2's full-resolution activations, which 03 kept), a3 and a4 (not their upsamplings).
-    const size_t n = size_t(std::max(batch, 32));
-    const size_t image_size = p.data->image_size();
+    const size_t n = size_t(capacity_);
+    const size_t image_size = p_->data->image_size();
     x_.resize(size_t(batch) * image_size);
     auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
     p1_.resize(size(L_[1], L_[1].in)), winner1_.resize(p1_.size());
@@ -661,31 +646,10 @@ class GpuFused final : public Step {
     t_ += steps;
   }
 
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  void reconstruct(int count, float* out) override {
-    forward(data_.data(), count, false);
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    CUDA_CHECK(cudaMemcpy(out, gradients_[0].data(), size_t(count) * p_->data->image_size() * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-  }
-
-  void describe(nlohmann::json& params) const override { params["threads"] = threads_; }
-
  private:
-  template <class Kernel, class... Args>
-  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    kernel<<<grid, block, shared, stream_>>>(args...);
-    CUDA_CHECK_LAUNCH();
-  }
-
-  // One thread per element, --threads per block.
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
-  }
+  // reconstruct()'s forward pass: the reconstruction y into gradients_[0].
+  void forward(const float* x, int n) override { forward(x, n, false); }
+  float* reconstruction() override { return gradients_[0].data(); }
 
   // One training step, recorded once into a graph (the pointers it uses stay put until the
   // next load()).
@@ -819,17 +783,11 @@ class GpuFused final : public Step {
     weight_gradient<Input::plain>(0, x, d_a1);  // the image needs no gradient
   }
 
-  int threads_;
-  const Problem* p_ = nullptr;
-  int batch_ = 0, loss_blocks_ = 0;
-  long long t_ = 0;  // training steps since load(); the device's own count is step_
-  cudaStream_t stream_ = nullptr;
+  int loss_blocks_ = 0;
   cudaGraphExec_t graph_ = nullptr;
-  std::array<Conv, kLayers> L_;
   std::array<GradientGeometry, kLayers> plan_;
-  core::DeviceArray<float> data_, x_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
-  core::DeviceArray<long long> step_;
+  core::DeviceArray<float> x_;
+  core::DeviceArray<long long> step_;  // the device's count of training steps (t_ is the host's)
   core::DeviceArray<float> forward_weights_, backward_weights_;  // the two orders of the convolutions, at each weight's offset
   core::DeviceArray<float> p1_, p2_, a3_, a4_;
   core::DeviceArray<unsigned char> winner1_, winner2_;

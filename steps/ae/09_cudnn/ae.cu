@@ -23,27 +23,11 @@
 #include <memory>
 #include <string>
 
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
+#include "core/cudnn_check.cuh"
 #include "ae/elementwise.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
 
 namespace ae {
 namespace {
-
-[[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* call, const char* file, int line) {
-  char detail[512] = "";
-  cudnnGetLastErrorString(detail, sizeof detail);
-  throw core::RuntimeError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                           cudnnGetErrorString(status) + (detail[0] ? std::string(" (") + detail + ")" : std::string()));
-}
-
-#define CUDNN_CHECK(call)                                                            \
-  do {                                                                               \
-    const cudnnStatus_t s_ = (call);                                                 \
-    if (s_ != CUDNN_STATUS_SUCCESS) ::ae::cudnn_fail(s_, #call, __FILE__, __LINE__); \
-  } while (0)
 
 // A cuDNN descriptor, destroyed with its owner.
 template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
@@ -170,9 +154,12 @@ struct Options {
   bool cudnn_pooling = false;
 };
 
-class Cudnn final : public Step {
+// The training step of every GPU step (common/ae/gpu_training.cuh) with cuDNN's convolutions and
+// ReLU, elementwise.cuh's other layers (NCHW), and the activations' gradients in two buffers
+// used in turn (03's).
+class Cudnn final : public ElementwiseLayers {
  public:
-  explicit Cudnn(const Options& o) : o_(o) {
+  explicit Cudnn(const Options& o) : ElementwiseLayers(o.threads, Gradients::in_turn), o_(o) {
     CUDNN_CHECK(cudnnCreate(&handle_));  // on the legacy default stream, with our kernels
     CUDNN_CHECK(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     // MAX_DETERMINISTIC: a max-pooling backward pass that gives each window's gradient to one input.
@@ -180,54 +167,6 @@ class Cudnn final : public Step {
                                             2, 2));
   }
   ~Cudnn() override { cudnnDestroy(handle_); }
-
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
-    p_ = &p;
-    batch_ = batch;
-    t_ = 0;
-    if (model_.describe() != p.model.describe() || plans_.empty()) set_model(p.model);
-    data_.upload(p.data->pixels.data(), p.data->pixels.size());
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-    // Activations for a minibatch, or for the images reconstruct() is asked for (03's buffers).
-    capacity_ = std::max(batch, 32);
-    const size_t n = size_t(capacity_);
-    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
-    a1_.resize(size(L_[0], L_[0].out)), p1_.resize(size(L_[1], L_[1].in));
-    a2_.resize(size(L_[1], L_[1].out)), p2_.resize(size(L_[2], L_[2].in));
-    a3_.resize(size(L_[2], L_[2].out)), u3_.resize(size(L_[3], L_[3].in));
-    a4_.resize(size(L_[3], L_[3].out)), u4_.resize(size(L_[4], L_[4].in));
-    size_t largest = 0;
-    for (const Conv& c : L_) largest = std::max({largest, size(c, c.in), size(c, c.out)});
-    for (auto& g : gradients_) g.resize(largest);
-    loss_blocks_ = int((size_t(batch) * p.data->image_size() + o_.threads - 1) / o_.threads);
-    partials_.resize(size_t(loss_blocks_));
-    plan_ = &plan(batch, true);
-  }
-
-  void train(long long steps) override {
-    state_.reserve(t_ + steps);
-    const size_t image_size = p_->data->image_size();
-    for (long long s = 0; s < steps; ++s, ++t_) {
-      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_size;
-      forward(*plan_, x);
-      backward(*plan_, x, state_.losses() + t_);
-      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
-             state_.velocity.data(), state_.params.data());
-    }
-  }
-
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  void reconstruct(int count, float* out) override {
-    if (count > capacity_)
-      throw core::RuntimeError("06_cudnn: " + std::to_string(count) + " reconstructions, buffers for " +
-                               std::to_string(capacity_));
-    forward(plan(count, false), data_.data());
-    CUDA_CHECK(cudaMemcpy(out, gradients_[0].data(), size_t(count) * p_->data->image_size() * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-  }
 
   // The cuDNN version and, for the minibatch of the timed runs, the algorithm of every pass of
   // every layer with its workspace (and its trial time when timed).
@@ -268,7 +207,6 @@ class Cudnn final : public Step {
   // The weight, bias and convolution descriptors depend on the model only.
   void set_model(const Model& m) {
     model_ = m;
-    L_ = layers(m);
     plans_.clear();
     for (int l = 0; l < kLayers; ++l) {
       const Conv& c = L_[l];
@@ -311,7 +249,7 @@ class Cudnn final : public Step {
             choose_backward_filter(plan, l, in, out, state_.gradient.data() + L_[l].weight, layer + " weight gradient" + shape);
         if (l > 0)
           plan.backward_data[l] =
-              choose_backward_data(plan, l, w, out, gradients_[1].data(), layer + " input gradient" + shape);
+              choose_backward_data(plan, l, w, out, d(1), layer + " input gradient" + shape);
       }
     }
     plan.trains = plan.trains || trains;
@@ -395,24 +333,23 @@ class Cudnn final : public Step {
       case 1: return a2_.data();
       case 2: return a3_.data();
       case 3: return a4_.data();
-      default: return gradients_[0].data();
+      default: return reconstruction();
     }
   }
 
-  template <class Kernel, class... Args>
-  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    kernel<<<grid, block, shared>>>(args...);
-    CUDA_CHECK_LAUNCH();
+  void allocate_more(int batch) override {
+    if (model_.describe() != p_->model.describe() || plans_.empty()) set_model(p_->model);
+    loss_blocks_ = int((size_t(batch) * p_->data->image_size() + threads_ - 1) / threads_);
+    partials_.resize(size_t(loss_blocks_));
+    plan_ = &plan(batch, true);
   }
 
-  // One thread per element, --threads per block.
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    launch_grid(kernel, dim3(unsigned((n + o_.threads - 1) / o_.threads)), dim3(o_.threads), 0, args...);
-  }
+  // The minibatch's plan, or reconstruct()'s for n images.
+  void prepare(int n) override { current_ = n == plan_->n ? plan_ : &plan(n, false); }
 
   // conv + bias (+ ReLU in place) of layer l.
-  void conv(const Plan& plan, int l, const float* in, float* out, bool relu) {
+  void conv(int l, int, const float* in, float* out, bool relu) override {
+    const Plan& plan = *current_;
     const float one = 1, zero = 0;
     CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, plan.in[l], in, weights_[l], state_.params.data() + L_[l].weight,
                                         convs_[l], plan.forward[l].algo, workspace_.data(), workspace_.size(), &zero,
@@ -425,58 +362,57 @@ class Cudnn final : public Step {
   // not document which of equal maxima its backward pass picks, and the step must pick the
   // first, as the reference and PyTorch do (ties are common: flat image regions give equal
   // activations). --cudnn-pooling 1 uses cuDNN's, for the GPU to show whether it agrees.
-  void pool(const Plan& plan, int l, const float* in, float* out) {
+  void pool(int l, int n, const float* in, float* out) override {
+    const Plan& plan = *current_;
     const float one = 1, zero = 0;
     if (o_.cudnn_pooling)
       CUDNN_CHECK(cudnnPoolingForward(handle_, pool_, &one, plan.out[l], in, &zero, plan.in[l + 1], out));
     else
-      launch(pool_forward, size_t(plan.n) * L_[l + 1].in * L_[l + 1].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
-             L_[l].width, in, out);
+      ElementwiseLayers::pool(l, n, in, out);
   }
 
-  void pool_gradient(const Plan& plan, int l, const float* in, const float* pooled, const float* d_pooled, float* d_in) {
+  // The gradient through pooling (cuDNN's or ours, as pool()), then through the ReLU.
+  void pool_backward(int l, const float* in, const float* pooled, const float* d_pooled, float* d_in) override {
+    const Plan& plan = *current_;
     const float one = 1, zero = 0;
     if (o_.cudnn_pooling)
       CUDNN_CHECK(cudnnPoolingBackward(handle_, pool_, &one, plan.in[l + 1], pooled, plan.in[l + 1], d_pooled, plan.out[l],
                                        in, &zero, plan.out[l], d_in));
     else
-      launch(pool_backward, size_t(plan.n) * L_[l].out * L_[l].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
+      launch(ae::pool_backward, size_t(plan.n) * L_[l].out * L_[l].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
              L_[l].width, in, d_pooled, d_in);
+    relu_gradient(l, in, d_in);
   }
 
-  void upsample(const Plan& plan, int l, const float* in, float* out) {
-    launch(up_forward, size_t(plan.n) * L_[l + 1].in * L_[l + 1].pixels(), size_t(plan.n) * L_[l].out, L_[l].height,
-           L_[l].width, in, out);
-  }
-
-  void upsample_gradient(const Plan& plan, int l, const float* d_up, float* d_in) {
-    launch(up_backward, size_t(plan.n) * L_[l].out * L_[l].pixels(), size_t(plan.n) * L_[l].out, L_[l].height, L_[l].width,
-           d_up, d_in);
+  // The gradient through upsampling (ours), then through the ReLU.
+  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
+    launch(up_backward, size_t(current_->n) * L_[l].out * L_[l].pixels(), size_t(current_->n) * L_[l].out, L_[l].height,
+           L_[l].width, d_up, d_a);
+    relu_gradient(l, a, d_a);
   }
 
   // ReLU's gradient in place: cuDNN reads the unit's output for both x and y (the forward
   // pass overwrote its input), and passes d only where that output is > 0.
-  void relu_gradient(const Plan& plan, int l, const float* a, float* d) {
+  void relu_gradient(int l, const float* a, float* d) {
+    const Plan& plan = *current_;
     const float one = 1, zero = 0;
     CUDNN_CHECK(cudnnActivationBackward(handle_, relu_, &one, plan.out[l], a, plan.out[l], d, plan.out[l], a, &zero,
                                         plan.out[l], d));
   }
 
-  void forward(const Plan& plan, const float* x) {
-    conv(plan, 0, x, a1_.data(), true);
-    pool(plan, 0, a1_.data(), p1_.data());
-    conv(plan, 1, p1_.data(), a2_.data(), true);
-    pool(plan, 1, a2_.data(), p2_.data());
-    conv(plan, 2, p2_.data(), a3_.data(), true);
-    upsample(plan, 2, a3_.data(), u3_.data());
-    conv(plan, 3, u3_.data(), a4_.data(), true);
-    upsample(plan, 3, a4_.data(), u4_.data());
-    conv(plan, 4, u4_.data(), gradients_[0].data(), false);  // the reconstruction y
+  // The loss's block sums, added by one block in a fixed order.
+  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
+    const size_t outputs = size_t(current_->n) * p_->data->image_size();
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    launch_grid(ae::loss_gradient, dim3(unsigned(loss_blocks_)), dim3(threads_), threads_ * sizeof(float), outputs, scale,
+                mean, d_y, x, partials_.data());
+    launch_grid(sum_losses, dim3(1), dim3(threads_), threads_ * sizeof(float), loss_blocks_, partials_.data(), loss);
   }
 
   // The weight and bias gradients of layer l (whole minibatch, each written, not added), and
   // the gradient of its input unless d_in is null.
-  void conv_backward(const Plan& plan, int l, const float* in, const float* d_out, float* d_in) {
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
+    const Plan& plan = *current_;
     const float one = 1, zero = 0;
     CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, plan.out[l], d_out, &zero, biases_[l],
                                              state_.gradient.data() + L_[l].bias));
@@ -489,37 +425,6 @@ class Cudnn final : public Step {
                                                workspace_.size(), &zero, plan.in[l], d_in));
   }
 
-  void backward(const Plan& plan, const float* x, float* loss) {
-    const size_t outputs = size_t(plan.n) * p_->data->image_size();
-    // 03's two gradient buffers, used in turn; the first starts as the reconstruction y.
-    float* const d_y = gradients_[0].data();
-    float* const d_u4 = gradients_[1].data();
-    float* const d_a4 = gradients_[0].data();
-    float* const d_u3 = gradients_[1].data();
-    float* const d_a3 = gradients_[0].data();
-    float* const d_p2 = gradients_[1].data();
-    float* const d_a2 = gradients_[0].data();
-    float* const d_p1 = gradients_[1].data();
-    float* const d_a1 = gradients_[0].data();
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    launch_grid(loss_gradient, dim3(unsigned(loss_blocks_)), dim3(o_.threads), o_.threads * sizeof(float), outputs, scale,
-                mean, d_y, x, partials_.data());
-    launch_grid(sum_losses, dim3(1), dim3(o_.threads), o_.threads * sizeof(float), loss_blocks_, partials_.data(), loss);
-    conv_backward(plan, 4, u4_.data(), d_y, d_u4);
-    upsample_gradient(plan, 3, d_u4, d_a4);
-    relu_gradient(plan, 3, a4_.data(), d_a4);
-    conv_backward(plan, 3, u3_.data(), d_a4, d_u3);
-    upsample_gradient(plan, 2, d_u3, d_a3);
-    relu_gradient(plan, 2, a3_.data(), d_a3);
-    conv_backward(plan, 2, p2_.data(), d_a3, d_p2);
-    pool_gradient(plan, 1, a2_.data(), p2_.data(), d_p2, d_a2);
-    relu_gradient(plan, 1, a2_.data(), d_a2);
-    conv_backward(plan, 1, p1_.data(), d_a2, d_p1);
-    pool_gradient(plan, 0, a1_.data(), p1_.data(), d_p1, d_a1);
-    relu_gradient(plan, 0, a1_.data(), d_a1);
-    conv_backward(plan, 0, x, d_a1, nullptr);  // the image needs no gradient
-  }
-
   Options o_;
   cudnnHandle_t handle_ = nullptr;
   ActivationDescriptor relu_;
@@ -529,16 +434,10 @@ class Cudnn final : public Step {
   std::array<ConvolutionDescriptor, kLayers> convs_;
   std::map<int, std::unique_ptr<Plan>> plans_;  // by images per pass
   Plan* plan_ = nullptr;                         // the minibatch's
+  Plan* current_ = nullptr;                      // the forward pass's (prepare())
 
-  const Problem* p_ = nullptr;
   Model model_;
-  std::array<Conv, kLayers> L_;
-  int batch_ = 0, capacity_ = 0, loss_blocks_ = 0;
-  long long t_ = 0;
-  core::DeviceArray<float> data_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
-  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
-  std::array<core::DeviceArray<float>, 2> gradients_;
+  int loss_blocks_ = 0;
   core::DeviceArray<float> partials_;
   core::DeviceArray<unsigned char> workspace_;
 };

@@ -1,4 +1,10 @@
-// ae 05_tensor_cores: the training step with every convolution product on the tensor cores.
+// ae 06_tf32_mma: 05's implicit-GEMM convolutions with their products on the tensor cores. The
+// staged tiles, their layout and the blocks' share of the products are 05's; where each thread
+// of 05 multiplied its 16 x 8 parts of the warp's tile with FP32 FMAs, one value of k at a
+// time, the warp now hands them to mma.sync.m16n8k8, eight values of k per instruction, with
+// both operands rounded to TF32 (10-bit mantissas; products summed in float). The weights are
+// rounded once per step, where they are arranged. The step is validated against the tf32 class.
+//
 // Activations are stored NHWC (channels last), so that a pixel's channels are contiguous and a
 // 3x3 convolution becomes a matrix product over (pixel) x (tap, channel) read straight from
 // the activations, an "implicit GEMM" (no im2col copy):
@@ -7,61 +13,36 @@
 //   input gradient   d_in[m][n] = sum over k of d_out(m, k) W'[n][k]  the same, with the mirrored kernel, in and out swapped
 //   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
 //
-// where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel
-// (zero outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to
-// 10-bit mantissas, products summed in float), or with --precision bf16 as mma.sync.m16n8k16 in
-// BF16 (operands rounded to 7-bit mantissas, products summed in float), from shared-memory
-// tiles that cp.async fills a few steps ahead. Either way activations, gradients and master
-// weights stay float in memory: the option is the precision of the tensor cores' operands.
-// The weight gradient's pixel sum is split over blocks that write partial sums; a second
-// kernel adds them in a fixed order and writes the reference layout, so the result is the
-// same bit for bit from run to run (as in 03). Bias and ReLU are applied where
-// the forward product is stored; the ReLU's mask is applied where pooling and upsampling pass
-// the gradient back.
+// where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
+// outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to 10-bit
+// mantissas, products summed in float), from tiles the block stages in shared memory. Activations,
+// gradients and master weights stay float in memory. The weight gradient's pixel sum is split over
+// blocks that write partial sums; a second kernel adds them in a fixed order and writes the
+// reference layout, so the result is the same bit for bit from run to run (as in 03). Bias and ReLU
+// are applied where the forward product is stored; the ReLU's mask is applied where pooling and
+// upsampling pass the gradient back.
 //
-// Channel counts are padded to multiples of 4 (16 bytes, one cp.async) in the layout: the
+// Channel counts are padded to multiples of 4 (16 bytes, one copy) in the layout: the
 // image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <string>
 
-#include "core/cuda_check.cuh"
-#include "core/device_array.cuh"
-#include "ae/step.hpp"
-#include "ae/training_state.cuh"
+#include "ae/gpu_training.cuh"
 
 namespace ae {
 namespace {
 
-__device__ __forceinline__ size_t global_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// The block's dynamic shared memory (its size is given at launch), 16-byte aligned for cp.async.
-__device__ __forceinline__ float* shared_floats() {
-  extern __shared__ float4 shared_storage[];
-  return reinterpret_cast<float*>(shared_storage);
-}
-
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
-// Channels as stored: a multiple of 4, so that 4 channels of a pixel are one 16-byte copy.
-int padded(int channels) { return ceil_div(channels, 4) * 4; }
 
-// ---- The PTX instructions this step is built on ----
+// ---- The copies, and the PTX instructions of the products ----
 
-// Copies 16 bytes from global to shared memory without passing through registers; with
-// `valid` false it writes 16 zero bytes and reads nothing (the padding of the convolution).
-// Both addresses must be 16-byte aligned.
-__device__ __forceinline__ void cp_async16(float* shared_to, const float* global_from, bool valid) {
-  const unsigned to = unsigned(__cvta_generic_to_shared(shared_to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from), "r"(valid ? 16 : 0)
-               : "memory");
-}
-// Closes the group of copies issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `kPending` of this thread's groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+// Copies 16 bytes from global to shared memory through a register; with `valid` false it
+// writes 16 zero bytes and reads nothing (the padding of the convolution). Both addresses must
+// be 16-byte aligned.
+__device__ __forceinline__ void copy16(float* shared_to, const float* global_from, bool valid) {
+  *reinterpret_cast<float4*>(shared_to) =
+      valid ? *reinterpret_cast<const float4*>(global_from) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 // Rounds to TF32 (10 mantissa bits) to nearest, ties away from zero; the tensor core would
 // otherwise just drop the low 13 bits.
@@ -82,37 +63,6 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// Rounds to bfloat16 (float's exponent, 7 stored mantissa bits) to nearest, ties to even, and
-// returns the result as a float (its low 16 bits zero).
-__device__ __forceinline__ float round_bf16(float x) {
-  unsigned short r;
-  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-  return __uint_as_float(uint32_t(r) << 16);
-}
-// Two floats rounded to bfloat16 (to nearest, ties to even) in one register, `lo` in the low
-// half: the fragment element of the lower k. (cvt.rn.bf16x2.f32 d, a, b puts a in the UPPER half.)
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-// The same for two floats already rounded to bfloat16: their upper halves, moved (no rounding).
-__device__ __forceinline__ uint32_t pack_rounded(float lo, float hi) {
-  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
-}
-// d += a b as mma_tf32, in BF16 and with k = 16: a 16x16 tile of a, a 16x8 tile of b, two
-// bfloat16 values per register, the lower k in the low half:
-//   a[0] = A[g][2t, 2t + 1], a[1] = A[g + 8][2t, 2t + 1], a[2] = A[g][2t + 8, 2t + 9], a[3] = A[g + 8][2t + 8, 2t + 9]
-//   b[0] = B[2t, 2t + 1][g], b[1] = B[2t + 8, 2t + 9][g]
-//   d as for mma_tf32
-// (PTX ISA, "Matrix Fragments for mma.m16n8k16", .bf16).
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // ---- Tiles ----
 
 // A block computes a kM x kN tile of the product; each of its warps a kWarpM x kWarpN part of
@@ -136,37 +86,26 @@ using SmallTile = Tile<64, 64, 32, 32, 3>;
 // padded to 4), where a wider tile would compute mostly zeros.
 using NarrowTile = Tile<128, 8, 32, 8, 3>;
 
-constexpr int kK = 32;      // the k extent of a staged tile: 4 TF32 or 2 BF16 mma steps between barriers
-constexpr int kStages = 3;  // tiles in flight: the copy of tile k + 2 overlaps the products of tile k
+constexpr int kK = 32;      // the k extent of a staged tile: 4 mma steps between barriers
 // Padding of the staged rows, so that the fragment reads of a warp hit 32 different banks:
 // a k-contiguous row of kK + 4 floats puts A[g][t] at bank 4g + t; a row along m or n of
 // (length = 8 mod 32) floats puts A[t][g] at bank 8t + g.
 constexpr int kPitchK = kK + 4;
 constexpr int pitch_mn(int n) { return n + (8 - n % 32 + 32) % 32; }
 
-// ---- The operands' precision (--precision): one mma step and its fragments ----
+// ---- One mma step and its fragments ----
 
-// Mma<O>::mma multiplies kStepK values of k, and the other functions read a warp's fragments
-// for it from the staged tiles. conv_gemm stages both operands with k contiguous in rows of
-// kPitchK floats: lane (g, t) reads row g from k = row_k(t) + row_step(kk) of the tile for the
-// step at kk (`at`). weight_gemm stages them with k along rows of `pitch` floats: the lane
-// reads column g from k row t + kk (`at`). The order of k inside a product is free as long as
-// A and B agree, and BF16 uses that freedom: its lanes read other k than the fragment layout
-// names, the same ones in A and B, so that their shared-memory reads are wide and free of bank
-// conflicts.
-enum class Operands { tf32, bf16 };
-template <Operands O>
-struct Mma;
-
-template <>
-struct Mma<Operands::tf32> {
+// Mma::mma multiplies kStepK values of k, and the other functions read a warp's fragments for
+// it from the staged tiles. conv_gemm stages both operands with k contiguous in rows of kPitchK
+// floats: lane (g, t) reads row g from k = kk + t of the tile for the step at kk (`at`).
+// weight_gemm stages them with k along rows of `pitch` floats: the lane reads column g from k
+// row t + kk (`at`).
+struct Mma {
   static constexpr int kStepK = 8;
   __device__ static float round(float x) { return __uint_as_float(to_tf32(x)); }
   __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_tf32(d, a, b); }
   // k = kk + t and kk + t + 4 as the layout names them: row g at bank 4g + t (the pitch of
   // 36), 32 different banks.
-  __device__ static int row_k(int t) { return t; }
-  __device__ static int row_step(int kk) { return kk; }
   __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
     a[0] = to_tf32(at[0]);
     a[1] = to_tf32(at[8 * kPitchK]);
@@ -190,57 +129,13 @@ struct Mma<Operands::tf32> {
   }
 };
 
-template <>
-struct Mma<Operands::bf16> {
-  static constexpr int kStepK = 16;
-  __device__ static float round(float x) { return round_bf16(x); }
-  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_bf16(d, a, b); }
-  // The lane's k pairs (2t, 2t + 1) and (2t + 8, 2t + 9) of step h = kk / 16 are read from
-  // k = 8t + 4h + (0, 1) and 8t + 4h + (2, 3): four contiguous floats of a row, one 16-byte
-  // load, and over t and h each of the tile's 32 k once. A 16-byte load is served a quarter
-  // warp at a time, rows g and g + 1 of t = 0..3: at the pitch of 36 floats row g + 1 starts 4
-  // banks after row g, so the two fill each other's gaps (banks 8t + 4h + 0..3 and
-  // 8t + 4h + 4..7): 32 different banks. Pairs read where the layout names them (k = 2t,
-  // 2t + 1, one 8-byte load) would conflict 2-way at this pitch (rows g and g + 1 share 4
-  // banks), and a pitch free of that (40) would not leave room for two 128 x 128 blocks per SM.
-  __device__ static int row_k(int t) { return 8 * t; }
-  __device__ static int row_step(int kk) { return kk / 4; }
-  __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
-    const float4 upper = *reinterpret_cast<const float4*>(at);                // row g
-    const float4 lower = *reinterpret_cast<const float4*>(at + 8 * kPitchK);  // row g + 8
-    a[0] = pack_bf16(upper.x, upper.y);
-    a[1] = pack_bf16(lower.x, lower.y);
-    a[2] = pack_bf16(upper.z, upper.w);
-    a[3] = pack_bf16(lower.z, lower.w);
-  }
-  __device__ static void rows_b_rounded(uint32_t (&b)[2], const float* at) {
-    const float4 v = *reinterpret_cast<const float4*>(at);
-    b[0] = pack_rounded(v.x, v.y);  // weights are stored rounded
-    b[1] = pack_rounded(v.z, v.w);
-  }
-  // Here each value is a load of its own (k runs along the rows): the pairs are read from k
-  // rows kk + t + (0, 4) and kk + t + (8, 12), so that as for TF32 the lanes t = 0..3 read rows
-  // 8 banks apart, 32 different banks (pitch_mn). Rows 2t and 2t + 1, as the layout names them,
-  // would put lanes t and t + 2 on the same banks.
-  __device__ static void columns_a(uint32_t (&a)[4], const float* at, int pitch) {
-    a[0] = pack_bf16(at[0], at[4 * pitch]);
-    a[1] = pack_bf16(at[8], at[4 * pitch + 8]);
-    a[2] = pack_bf16(at[8 * pitch], at[12 * pitch]);
-    a[3] = pack_bf16(at[8 * pitch + 8], at[12 * pitch + 8]);
-  }
-  __device__ static void columns_b(uint32_t (&b)[2], const float* at, int pitch) {
-    b[0] = pack_bf16(at[0], at[4 * pitch]);
-    b[1] = pack_bf16(at[8 * pitch], at[12 * pitch]);
-  }
-};
-
 template <class T>
 constexpr size_t conv_shared_bytes() {
-  return size_t(kStages) * (T::kM + T::kN) * kPitchK * sizeof(float);
+  return size_t(T::kM + T::kN) * kPitchK * sizeof(float);
 }
 template <class T>
 constexpr size_t weight_shared_bytes() {
-  return size_t(kStages) * kK * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
+  return size_t(kK) * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
 }
 
 // ---- The forward pass and the input gradient: one implicit GEMM ----
@@ -256,19 +151,18 @@ struct ConvShape {
 // out[m][n] = relu(bias[n] + sum over k < 9 in_ch of in(m, k) weight[n][k]), m = (image, y, x)
 // the output pixel, k = tap x in_ch + c, tap = kh x 3 + kw, in(m, k) = in[image][y + kh - 1]
 // [x + kw - 1][c] or 0 outside the image. `weight` is [out_ch][9][in_ch], already rounded to
-// the operands' precision O (arrange_weights). Grid: x = tiles of pixels, y = tiles of output
-// channels.
+// TF32 (arrange_weights). Grid: x = tiles of pixels, y = tiles of output channels.
 //
 // Staging: a tile's kK values of k for one pixel are kK / 4 groups of 4 channels of one tap,
-// each one cp.async of 16 contiguous bytes from the pixel's neighbour (or zeros). A thread
+// each one 16-byte copy from the pixel's neighbour (or zeros). A thread
 // always copies the same column group (its k offset) for the same rows (its pixels): it finds
 // its pixels once, and per tile only the tap and channel of its column.
-template <class T, Operands O>
+template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_gemm(ConvShape s, const float* __restrict__ in, const float* __restrict__ weight,
               const float* __restrict__ bias, float* __restrict__ out) {
-  float* staged_a = shared_floats();                           // [kStages][kM][kPitchK]: pixels x k
-  float* staged_b = staged_a + kStages * T::kM * kPitchK;      // [kStages][kN][kPitchK]: channels x k
+  float* staged_a = shared_floats();            // [kM][kPitchK]: pixels x k
+  float* staged_b = staged_a + T::kM * kPitchK;  // [kN][kPitchK]: channels x k
   const int M = s.images * s.h * s.w, N = s.out_ch, K = 9 * s.in_ch;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(K, kK);
@@ -293,25 +187,25 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_x[i] = x;
   }
 
-  const auto stage_tile = [&](int stage, int tile) {
+  const auto stage_tile = [&](int tile) {
     const int k = tile * kK + 4 * group;
     const int tap = k / s.in_ch, c = k - tap * s.in_ch;  // 4 channels of one tap: in_ch % 4 == 0
     const int dy = tap / 3 - 1, dx = tap % 3 - 1;
-    float* a = staged_a + (stage * T::kM + first_row) * kPitchK + 4 * group;
+    float* a = staged_a + first_row * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       if (T::kM % kRowStep != 0 && first_row + i * kRowStep >= T::kM) break;
       const int y = pixel_y[i] + dy, x = pixel_x[i] + dx;
       const bool valid = tap < 9 && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      cp_async16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
+      copy16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
     }
-    float* b = staged_b + (stage * T::kN + first_row) * kPitchK + 4 * group;
+    float* b = staged_b + first_row * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int n = first_row + i * kRowStep;
       if (T::kN % kRowStep != 0 && n >= T::kN) break;
       const bool valid = n0 + n < N && k < K;
-      cp_async16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
+      copy16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
     }
   };
 
@@ -320,52 +214,26 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int warp_m = warp % T::kWarpsM * T::kWarpM, warp_n = warp / T::kWarpsM * T::kWarpN;
   float sum[T::kFragsM][T::kFragsN][4] = {};
 
-  // The pipeline: kStages - 1 tiles are requested before the first product; each iteration
-  // waits for the oldest, requests one more into the buffer the previous iteration read, and
-  // multiplies. A commit per iteration, even an empty one, keeps the group count in step.
-#pragma unroll
-  for (int p = 0; p < kStages - 1; ++p) {
-    if (p < tiles) stage_tile(p, p);
-    cp_async_commit();
-  }
   for (int tile = 0; tile < tiles; ++tile) {
-    cp_async_wait<kStages - 2>();  // this thread's copies of `tile` have landed ...
-    __syncthreads();               // ... and everyone's; and everyone is done with tile - 1
-    if (tile + kStages - 1 < tiles) stage_tile((tile + kStages - 1) % kStages, tile + kStages - 1);
-    cp_async_commit();
+    __syncthreads();  // everyone is done with the previous tile
+    stage_tile(tile);
+    __syncthreads();  // everyone's copies of this one are in place
 
-    const int stage = tile % kStages;
-    const float* a = staged_a + (stage * T::kM + warp_m + g) * kPitchK + Mma<O>::row_k(t);
-    const float* b = staged_b + (stage * T::kN + warp_n + g) * kPitchK + Mma<O>::row_k(t);
+    const float* a = staged_a + (warp_m + g) * kPitchK + t;
+    const float* b = staged_b + (warp_n + g) * kPitchK + t;
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
+    for (int kk = 0; kk < kK; kk += Mma::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
-      if constexpr (O == Operands::tf32) {
 #pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i) Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
+      for (int i = 0; i < T::kFragsM; ++i) Mma::rows_a(fa[i], a + i * 16 * kPitchK + kk);
 #pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
+      for (int j = 0; j < T::kFragsN; ++j) Mma::rows_b_rounded(fb[j], b + j * 8 * kPitchK + kk);
 #pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i)
+      for (int i = 0; i < T::kFragsM; ++i)
 #pragma unroll
-          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
-      } else {
-        // BF16's A fragments arrive as 16-byte loads, twice the registers of the fragment until
-        // they are packed: B first, then each A fragment just before its products, so that the
-        // 128 x 128 tile's sums and fragments fit 128 registers without spilling (in TF32's
-        // order ptxas spills 12 bytes).
-#pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
-#pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i) {
-          Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
-#pragma unroll
-          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
-        }
-      }
+        for (int j = 0; j < T::kFragsN; ++j) Mma::mma(sum[i][j], fa[i], fb[j]);
     }
   }
-  cp_async_wait<0>();  // nothing may be in flight when the block ends (only empty groups are)
 
   // The epilogue: bias, ReLU, and two neighbouring channels of a pixel per 8-byte store.
 #pragma unroll
@@ -402,13 +270,13 @@ struct WeightShape {
 // transposed (A[t][g]), which the row pitch (pitch_mn) keeps free of bank conflicts.
 // Grid: x = tiles of m, y = tiles of n, z = splits. The blocks of the first m tile also sum
 // the staged d_out columns for the bias (in float, outside the tensor cores).
-template <class T, Operands O>
+template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     weight_gemm(WeightShape s, const float* __restrict__ in, const float* __restrict__ d_out,
                 float* __restrict__ partial) {
   constexpr int kPitchA = pitch_mn(T::kM), kPitchB = pitch_mn(T::kN);
-  float* staged_a = shared_floats();                         // [kStages][kK][kPitchA]: pixels x (tap, c)
-  float* staged_b = staged_a + kStages * kK * kPitchA;       // [kStages][kK][kPitchB]: pixels x out channel
+  float* staged_a = shared_floats();          // [kK][kPitchA]: pixels x (tap, c)
+  float* staged_b = staged_a + kK * kPitchA;  // [kK][kPitchB]: pixels x out channel
   const int M = 9 * s.in_ch, N = s.out_ch, P = s.images * s.h * s.w;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(P, kK);
@@ -436,8 +304,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_y[i] = p / s.w % s.h;
   }
 
-  const auto stage_tile = [&](int stage, int tile) {
-    float* a = staged_a + (stage * kK + row_a) * kPitchA + 4 * group_a;
+  const auto stage_tile = [&](int tile) {
+    float* a = staged_a + row_a * kPitchA + 4 * group_a;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       const int r = row_a + i * kRowStepA;
@@ -445,20 +313,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const int p = tile * kK + r;
       const int x = pixel_x[i] + dx, y = pixel_y[i] + dy;
       const bool valid = p < P && m < M && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      cp_async16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
+      copy16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
       for (pixel_x[i] += kK; pixel_x[i] >= s.w;) {
         pixel_x[i] -= s.w;
         if (++pixel_y[i] == s.h) pixel_y[i] = 0;
       }
     }
-    float* b = staged_b + (stage * kK + row_b) * kPitchB + 4 * group_b;
+    float* b = staged_b + row_b * kPitchB + 4 * group_b;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int r = row_b + i * kRowStepB;
       if (kK % kRowStepB != 0 && r >= kK) break;
       const int p = tile * kK + r;
       const bool valid = p < P && n < N;
-      cp_async16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
+      copy16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
     }
   };
 
@@ -468,39 +336,31 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float sum[T::kFragsM][T::kFragsN][4] = {};
   float bias_sum = 0;
 
-#pragma unroll
-  for (int q = 0; q < kStages - 1; ++q) {
-    if (first + q < last) stage_tile(q, first + q);
-    cp_async_commit();
-  }
   for (int tile = first; tile < last; ++tile) {
-    cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (tile + kStages - 1 < last) stage_tile((tile - first + kStages - 1) % kStages, tile + kStages - 1);
-    cp_async_commit();
+    stage_tile(tile);
+    __syncthreads();
 
-    const int stage = (tile - first) % kStages;
-    const float* a = staged_a + (stage * kK + t) * kPitchA + warp_m + g;
-    const float* b = staged_b + (stage * kK + t) * kPitchB + warp_n + g;
+    const float* a = staged_a + t * kPitchA + warp_m + g;
+    const float* b = staged_b + t * kPitchB + warp_n + g;
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
+    for (int kk = 0; kk < kK; kk += Mma::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
 #pragma unroll
-      for (int i = 0; i < T::kFragsM; ++i) Mma<O>::columns_a(fa[i], a + kk * kPitchA + i * 16, kPitchA);
+      for (int i = 0; i < T::kFragsM; ++i) Mma::columns_a(fa[i], a + kk * kPitchA + i * 16, kPitchA);
 #pragma unroll
-      for (int j = 0; j < T::kFragsN; ++j) Mma<O>::columns_b(fb[j], b + kk * kPitchB + j * 8, kPitchB);
+      for (int j = 0; j < T::kFragsN; ++j) Mma::columns_b(fb[j], b + kk * kPitchB + j * 8, kPitchB);
 #pragma unroll
       for (int i = 0; i < T::kFragsM; ++i)
 #pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
+        for (int j = 0; j < T::kFragsN; ++j) Mma::mma(sum[i][j], fa[i], fb[j]);
     }
     if (sums_bias) {
-      const float* column = staged_b + stage * kK * kPitchB + tid;
+      const float* column = staged_b + tid;
 #pragma unroll 8
       for (int r = 0; r < kK; ++r) bias_sum += column[r * kPitchB];
     }
   }
-  cp_async_wait<0>();
 
   float* split = partial + size_t(blockIdx.z) * (size_t(M) * N + N);
 #pragma unroll
@@ -540,8 +400,8 @@ __global__ void gather_weight_gradient(int in, int out, int in_ch, int out_ch, i
   if (c < in) gradient[(size_t(o) * in + c) * 9 + tap] = total;
 }
 
-// The weights of one layer in the two orders the products read, rounded to the operands'
-// precision O (TF32 or BF16) once here rather than in every block: forward[o][tap][c]
+// The weights of one layer in the two orders the products read, rounded to TF32 once here
+// rather than in every block: forward[o][tap][c]
 // (k = tap x in_ch + c contiguous per output channel), and for the input gradient backward[c][8 - tap][o] (the gradient of a 3x3
 // convolution with respect to its input is the convolution of d_out with the mirrored kernel,
 // in and out channels swapped). Padding entries are never written: zero since load().
@@ -556,13 +416,12 @@ struct AllWeights {
 };
 
 // One launch for every layer: blockIdx.y is the layer.
-template <Operands O>
 __global__ void arrange_weights(AllWeights all) {
   const LayerWeights& l = all.layer[blockIdx.y];
   const size_t idx = global_index();
   if (idx >= size_t(l.out) * l.in * 9) return;
   const int tap = int(idx % 9), c = int(idx / 9 % l.in), o = int(idx / (9 * size_t(l.in)));
-  const float v = Mma<O>::round(l.params[idx]);
+  const float v = Mma::round(l.params[idx]);
   l.forward[(size_t(o) * 9 + tap) * l.in_ch + c] = v;
   l.backward[(size_t(c) * 9 + 8 - tap) * l.out_ch + o] = v;
 }
@@ -694,123 +553,22 @@ __global__ void sum_partials(size_t count, int splits, const float* __restrict__
   }
 }
 
-// SGD with momentum as PyTorch defines it: v = momentum v + g; w -= lr v. On the float master
-// weights in the reference layout; the products read the rounded copies arrange_weights makes.
-__global__ void sgd(size_t n, float lr, float momentum, const float* __restrict__ gradient, float* __restrict__ velocity,
-                    float* __restrict__ params) {
-  const size_t idx = global_index();
-  if (idx >= n) return;
-  velocity[idx] = momentum * velocity[idx] + gradient[idx];
-  params[idx] -= lr * velocity[idx];
-}
-
 // Which tiles a product uses (--tiles): 0 by the size of the product, 1 always SmallTile,
 // 2 always BigTile (NarrowTile for at most 8 columns in every case).
 enum TileChoice { kTilesAuto = 0, kTilesSmall = 1, kTilesBig = 2 };
 enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
-// O: the tensor cores' operands (--precision); everything else is the same for both.
-template <Operands O>
-class TensorCores final : public Step {
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
+// activations NHWC, the activations' gradients in two buffers used in turn (03's). SGD updates
+// the float master weights in the reference layout; the products read the rounded copies
+// arrange_weights makes.
+class ImplicitGemm final : public LayeredTraining {
  public:
-  TensorCores(int threads, int tiles) : threads_(threads), tiles_(tiles) {}
-
-  std::optional<Accuracy> accuracy() const override { return O == Operands::bf16 ? Accuracy::bf16 : Accuracy::tf32; }
-
-  void load(const Problem& p, const std::vector<float>& initial, int batch) override {
-    p_ = &p;
-    batch_ = batch;
-    L_ = layers(p.model);
-    t_ = 0;
-    for (int l = 0; l < kLayers; ++l) in_ch_[l] = padded(L_[l].in), out_ch_[l] = padded(L_[l].out);
-    image_ch_ = padded(p.data->channels);
-    if (!configured_) configure_kernels();
-
-    // The images, NHWC with the channels padded (zeros): converted once, here.
-    const ImageSet& set = *p.data;
-    const size_t pixels = size_t(set.height) * set.width;
-    std::vector<float> nhwc(size_t(set.count) * pixels * image_ch_, 0.0f);
-    for (size_t i = 0; i < size_t(set.count); ++i)
-      for (int c = 0; c < set.channels; ++c)
-        for (size_t q = 0; q < pixels; ++q)
-          nhwc[(i * pixels + q) * image_ch_ + c] = set.pixels[(i * set.channels + c) * pixels + q];
-    data_.upload(nhwc.data(), nhwc.size());
-
-    state_.load(initial, p.steps());  // the losses allocated here, not in the timed train()
-
-    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
-    size_t arranged = 0;
-    for (int l = 0; l < kLayers; ++l) {
-      arranged_at_[l] = arranged;
-      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
-    }
-    forward_weights_.resize(arranged);
-    backward_weights_.resize(arranged);
-    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
-    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
-
-    // Activations for a minibatch, or for as many images as reconstruct() does at once.
-    capacity_ = std::max(batch, 32);
-    const size_t n = size_t(capacity_);
-    auto size = [n](const Conv& c, int ch) { return n * ch * c.pixels(); };
-    a1_.resize(size(L_[0], out_ch_[0])), p1_.resize(size(L_[1], in_ch_[1]));
-    a2_.resize(size(L_[1], out_ch_[1])), p2_.resize(size(L_[2], in_ch_[2]));
-    a3_.resize(size(L_[2], out_ch_[2])), u3_.resize(size(L_[3], in_ch_[3]));
-    a4_.resize(size(L_[3], out_ch_[3])), u4_.resize(size(L_[4], in_ch_[4]));
-    size_t largest = 0;
-    for (int l = 0; l < kLayers; ++l) largest = std::max({largest, size(L_[l], in_ch_[l]), size(L_[l], out_ch_[l])});
-    for (auto& g : gradients_) g.resize(largest);
-
-    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
-    for (int l = 0; l < kLayers; ++l) {
-      const WeightPlan plan = weight_plan(l, batch);
-      weight_tile_[l] = plan.kind;
-      splits_[l] = plan.splits;
-      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
-    }
-    partials_.resize(partials);
-  }
-
-  void train(long long steps) override {
-    state_.reserve(t_ + steps);
-    const size_t image_floats = L_[0].pixels() * image_ch_;
-    for (long long s = 0; s < steps; ++s, ++t_) {
-      const float* x = data_.data() + minibatch_start(t_, batch_, p_->images()) * image_floats;
-      forward(x, batch_);
-      backward(x, state_.losses() + t_);
-      launch(sgd, state_.params.size(), state_.params.size(), float(p_->lr), float(p_->momentum), state_.gradient.data(),
-             state_.velocity.data(), state_.params.data());
-    }
-  }
-
-  void store(Trained& out) override {
-    state_.store(out, t_);
-  }
-
-  // The reconstructions, capacity_ images at a time, back to NCHW on the host.
-  void reconstruct(int count, float* out) override {
-    const ImageSet& set = *p_->data;
-    const size_t pixels = size_t(set.height) * set.width;
-    std::vector<float> nhwc(size_t(capacity_) * pixels * image_ch_);
-    for (int first = 0; first < count; first += capacity_) {
-      const int n = std::min(capacity_, count - first);
-      forward(data_.data() + size_t(first) * pixels * image_ch_, n);
-      CUDA_CHECK(cudaMemcpy(nhwc.data(), gradients_[0].data(), size_t(n) * pixels * image_ch_ * sizeof(float),
-                            cudaMemcpyDeviceToHost));
-      for (size_t i = 0; i < size_t(n); ++i)
-        for (int c = 0; c < set.channels; ++c)
-          for (size_t q = 0; q < pixels; ++q)
-            out[((size_t(first) + i) * set.channels + c) * pixels + q] = nhwc[(i * pixels + q) * image_ch_ + c];
-    }
-  }
+  ImplicitGemm(int threads, int tiles) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn), tiles_(tiles) {}
 
   void describe(nlohmann::json& params) const override {
-    params["threads"] = threads_;
+    LayeredTraining::describe(params);
     params["tiles"] = tiles_;
     if (!p_) return;
     // What the choice makes of the problem's minibatch (the timed run's; validation loads the
@@ -827,29 +585,43 @@ class TensorCores final : public Step {
   }
 
  private:
-  template <class Kernel, class... Args>
-  void launch_grid(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
-    kernel<<<grid, block, shared>>>(args...);
-    CUDA_CHECK_LAUNCH();
+  void allocate_more(int batch) override {
+    if (!configured_) configure_kernels();
+    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
+    size_t arranged = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      arranged_at_[l] = arranged;
+      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
+    }
+    forward_weights_.resize(arranged);
+    backward_weights_.resize(arranged);
+    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
+    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
+    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
+    for (int l = 0; l < kLayers; ++l) {
+      const WeightPlan plan = weight_plan(l, batch);
+      weight_tile_[l] = plan.kind;
+      splits_[l] = plan.splits;
+      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
+    }
+    partials_.resize(partials);
   }
 
-  // One thread per element, --threads per block.
-  template <class Kernel, class... Args>
-  void launch(Kernel kernel, size_t n, Args... args) {
-    launch_grid(kernel, dim3(unsigned((n + threads_ - 1) / threads_)), dim3(threads_), 0, args...);
-  }
-
-  // The GEMM kernels stage more than the 48 KB of shared memory a block gets without asking.
+  // The GEMM kernels may stage more than the 48 KB of shared memory a block gets without asking.
   void configure_kernels() {
     const auto allow = [](const void* kernel, size_t bytes) {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     };
-    allow(reinterpret_cast<const void*>(conv_gemm<BigTile, O>), conv_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile, O>), conv_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile, O>), conv_shared_bytes<NarrowTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<BigTile, O>), weight_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile, O>), weight_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile, O>), weight_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<BigTile>), conv_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile>), conv_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile>), conv_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<BigTile>), weight_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile>), weight_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile>), weight_shared_bytes<NarrowTile>());
     configured_ = true;
   }
 
@@ -879,7 +651,7 @@ class TensorCores final : public Step {
   template <class T>
   void launch_conv(int M, const ConvShape& s, const float* in, const float* weight, const float* bias, float* out) {
     const dim3 grid(unsigned(ceil_div(M, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)));
-    launch_grid(conv_gemm<T, O>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
+    launch_grid(conv_gemm<T>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
   }
 
   // The weight gradient of layer l: (9 in) x out. Big tiles where both sides fill them; the
@@ -922,26 +694,11 @@ class TensorCores final : public Step {
   template <class T>
   void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
     const dim3 grid(unsigned(ceil_div(9 * s.in_ch, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)), unsigned(s.splits));
-    launch_grid(weight_gemm<T, O>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
+    launch_grid(weight_gemm<T>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
   }
 
-  void conv(int l, int n, const float* in, float* out, bool relu) {
-    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
-             L_[l].out, relu, out);
-  }
-
-  void pool(int l, int n, const float* in, float* out) {  // layer l's output, pooled
-    const Conv& c = L_[l];
-    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
-           c.height, c.width, out_ch_[l], in, out);
-  }
-  void up(int l, int n, const float* in, float* out) {  // layer l's output, upsampled
-    const Conv& c = L_[l];
-    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
-    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], in, out);
-  }
-
-  void forward(const float* x, int n) {
+  // Before every forward pass: the weights rounded and arranged, all layers in one launch.
+  void prepare(int) override {
     AllWeights all;
     size_t most = 0;
     for (int l = 0; l < kLayers; ++l) {
@@ -949,99 +706,79 @@ class TensorCores final : public Step {
                       forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
       most = std::max(most, L_[l].weight_count());
     }
-    launch_grid(arrange_weights<O>, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
-    conv(0, n, x, a1_.data(), true);
-    pool(0, n, a1_.data(), p1_.data());
-    conv(1, n, p1_.data(), a2_.data(), true);
-    pool(1, n, a2_.data(), p2_.data());
-    conv(2, n, p2_.data(), a3_.data(), true);
-    up(2, n, a3_.data(), u3_.data());
-    conv(3, n, u3_.data(), a4_.data(), true);
-    up(3, n, a4_.data(), u4_.data());
-    conv(4, n, u4_.data(), gradients_[0].data(), false);  // the reconstruction y
+    launch_grid(arrange_weights, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
+  }
+
+  // Bias and ReLU in the product's epilogue.
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
+             L_[l].out, relu, out);
+  }
+
+  void pool(int l, int n, const float* a, float* pooled) override {
+    const Conv& c = L_[l];
+    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
+           c.height, c.width, out_ch_[l], a, pooled);
+  }
+  void upsample(int l, int n, const float* a, float* up) override {
+    const Conv& c = L_[l];
+    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
+    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], a, up);
+  }
+
+  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
+    const size_t n = size_t(batch_);
+    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
+    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
+                image_ch_, scale, mean, d_y, x, partials_.data());
+    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
+                partials_.data(), loss);
   }
 
   // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
-  void conv_backward(int l, const float* in, const float* d_out, float* d_in) {
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
     weight_gradient(l, in, d_out);
     if (d_in)
       convolve(batch_, L_[l], out_ch_[l], in_ch_[l], d_out, backward_weights_.data() + arranged_at_[l], nullptr, 0,
                false, d_in);
   }
 
-  void backward(const float* x, float* loss) {
-    const size_t n = size_t(batch_);
-    // Each gradient is read only to make the next one (and its layer's weight gradient), so
-    // two buffers serve them all, in turn; the first starts as the reconstruction y.
-    float* const d_y = gradients_[0].data();
-    float* const d_u4 = gradients_[1].data();
-    float* const d_a4 = gradients_[0].data();
-    float* const d_u3 = gradients_[1].data();
-    float* const d_a3 = gradients_[0].data();
-    float* const d_p2 = gradients_[1].data();
-    float* const d_a2 = gradients_[0].data();
-    float* const d_p1 = gradients_[1].data();
-    float* const d_a1 = gradients_[0].data();
-    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
-    launch_grid(loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
-                image_ch_, scale, mean, d_y, x, partials_.data());
-    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
-                partials_.data(), loss);
-    conv_backward(4, u4_.data(), d_y, d_u4);
-    const size_t q4 = n * L_[3].pixels() * out_ch_[3] / 4, q3 = n * L_[2].pixels() * out_ch_[2] / 4;
-    const size_t q2 = n * L_[1].pixels() / 4 * out_ch_[1] / 4, q1 = n * L_[0].pixels() / 4 * out_ch_[0] / 4;
-    launch(up_backward_relu, q4, q4, L_[3].height, L_[3].width, out_ch_[3], d_u4, a4_.data(), d_a4);
-    conv_backward(3, u3_.data(), d_a4, d_u3);
-    launch(up_backward_relu, q3, q3, L_[2].height, L_[2].width, out_ch_[2], d_u3, a3_.data(), d_a3);
-    conv_backward(2, p2_.data(), d_a3, d_p2);
-    launch(pool_backward_relu, q2, q2, L_[1].height, L_[1].width, out_ch_[1], a2_.data(), d_p2, d_a2);
-    conv_backward(1, p1_.data(), d_a2, d_p1);
-    launch(pool_backward_relu, q1, q1, L_[0].height, L_[0].width, out_ch_[0], a1_.data(), d_p1, d_a1);
-    conv_backward(0, x, d_a1, nullptr);  // the image needs no gradient
+  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() / 4 * out_ch_[l] / 4;
+    launch(pool_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], a, d_pooled, d_a);
+  }
+  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() * out_ch_[l] / 4;
+    launch(up_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], d_up, a, d_a);
   }
 
-  int threads_, tiles_;
+  int tiles_;
   bool configured_ = false;
   int sms_ = 0;
-  const Problem* p_ = nullptr;
-  int batch_ = 0, capacity_ = 0, image_ch_ = 0;
-  long long t_ = 0;
-  std::array<Conv, kLayers> L_;
-  std::array<int, kLayers> in_ch_{}, out_ch_{}, splits_{};  // padded channel counts; weight-gradient splits
+  std::array<int, kLayers> splits_{};  // weight-gradient splits
   std::array<TileKind, kLayers> weight_tile_{};
   std::array<size_t, kLayers> arranged_at_{};
-  core::DeviceArray<float> data_;
-  TrainingState state_;  // parameters, velocity, gradient, losses
   core::DeviceArray<float> forward_weights_, backward_weights_;
-  core::DeviceArray<float> a1_, p1_, a2_, p2_, a3_, u3_, a4_, u4_;
-  std::array<core::DeviceArray<float>, 2> gradients_;
   core::DeviceArray<float> partials_;
 };
 
 }  // namespace
 
 StepInfo step_info() {
-  return {"05_tensor_cores", "GPU: implicit-GEMM convolutions on tensor cores (TF32 or BF16 mma.sync, NHWC, cp.async)",
-          true,
-          Accuracy::tf32,  // with --precision bf16: Accuracy::bf16 (TensorCores::accuracy)
+  return {"06_tf32_mma", "GPU: 05's implicit GEMMs on the tensor cores (TF32 mma.sync)", true,
+          Accuracy::tf32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"},
-           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"},
-           {"precision", 0, 0, 1,
-            "Tensor-core operands: tf32 (10-bit mantissas) or bf16 (7-bit; float master weights and sums)", true,
-            {"tf32", "bf16"}}}};
+           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
   const long threads = core::tunable(tunables, "threads");
   if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
     throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
-  const int tiles = int(core::tunable(tunables, "tiles"));
-  if (core::tunable(tunables, "precision") == 1)
-    return std::make_unique<TensorCores<Operands::bf16>>(int(threads), tiles);
-  return std::make_unique<TensorCores<Operands::tf32>>(int(threads), tiles);
+  return std::make_unique<ImplicitGemm>(int(threads), int(core::tunable(tunables, "tiles")));
 }
 
 }  // namespace ae
