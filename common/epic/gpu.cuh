@@ -1,9 +1,8 @@
-// What the EPIC GPU steps share and do not teach: the product list as a kernel argument, a
-// per-phase timer (CUDA events around each phase of a gulp, summed over the run) whose totals
-// go into the record as the step's breakdown, the voltages' way to the GPU a gulp at a time
-// (pinned host memory, two device buffers, a copy stream: 02's, kept by every later step), and
-// the two kernels that every GPU step runs the same way: the stands' autocorrelations and,
-// after the last gulp, their removal and the grid correction.
+// What the EPIC GPU steps share and do not teach: the product list as a kernel argument, the
+// voltages' way to the GPU a gulp at a time (pinned host memory, two device buffers, a copy
+// stream: 02's, kept by every later step, its copies timed by core's PhaseTimer), and the two
+// kernels that every GPU step runs the same way: the stands' autocorrelations and, after the
+// last gulp, their removal and the grid correction.
 #pragma once
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -18,7 +17,7 @@
 #include "core/cufft_check.cuh"
 #include "core/device_array.cuh"
 #include "core/error.hpp"
-#include "core/nvtx.hpp"
+#include "core/timing.hpp"
 #include "epic/step.hpp"
 #include "epic/voltage.hpp"
 
@@ -41,79 +40,6 @@ inline ProductList product_list(const Inputs& in) {
   }
   return p;
 }
-
-// Per-phase times of a stream's work (the default stream unless named): begin(name) ... end();
-// totals read after the work has finished. Each phase is also an NVTX range, so Nsight Systems
-// shows the same names. A phase on another stream overlaps the others: its total is its own
-// time, not a share of the gulp's.
-class PhaseTimer {
- public:
-  ~PhaseTimer() {
-    for (auto& e : events_) cudaEventDestroy(e);
-  }
-  void reset() {
-    pending_.clear();
-    totals_.clear();
-    used_ = 0;
-  }
-  void begin(const char* name, cudaStream_t stream = nullptr) {
-    nvtxPush(name);
-    current_ = name;
-    stream_ = stream;
-    start_ = event();
-    CUDA_CHECK(cudaEventRecord(events_[start_], stream));
-  }
-  void end() {
-    const size_t stop = event();
-    CUDA_CHECK(cudaEventRecord(events_[stop], stream_));
-    pending_.push_back({current_, start_, stop});
-    nvtxPop();
-  }
-  // Waits for the recorded work and returns milliseconds per phase, summed.
-  const std::map<std::string, double>& totals() {
-    for (const Pending& p : pending_) {
-      CUDA_CHECK(cudaEventSynchronize(events_[p.stop]));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[p.start], events_[p.stop]));
-      totals_[p.name] += ms;
-    }
-    pending_.clear();
-    return totals_;
-  }
-
- private:
-  struct Pending {
-    std::string name;
-    size_t start, stop;
-  };
-  size_t event() {
-    if (used_ == events_.size()) {
-      cudaEvent_t e;
-      CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    return used_++;
-  }
-  static void nvtxPush(const char* name) {
-#ifdef STEPWISE_HAVE_NVTX
-    nvtxRangePushA(name);
-#else
-    (void)name;
-#endif
-  }
-  static void nvtxPop() {
-#ifdef STEPWISE_HAVE_NVTX
-    nvtxRangePop();
-#endif
-  }
-  std::vector<cudaEvent_t> events_;
-  size_t used_ = 0;
-  std::vector<Pending> pending_;
-  std::map<std::string, double> totals_;
-  std::string current_;
-  cudaStream_t stream_ = nullptr;
-  size_t start_ = 0;
-};
 
 // The F-engine's bytes of one gulp: samples_per_gulp x channels x stands x pols.
 inline size_t gulp_bytes(const Inputs& in) { return size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp; }
@@ -162,7 +88,7 @@ class GulpStream {
 
   // Gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read that
   // buffer (gulp g - 2) have run; the timer's "copy" phase, on the copy stream.
-  void copy(int g, PhaseTimer& timer) {
+  void copy(int g, core::PhaseTimer& timer) {
     const int k = g % 2;
     const size_t bytes = buffer_[k].size();
     timer.begin("copy", copy_stream_);

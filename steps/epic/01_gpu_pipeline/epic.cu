@@ -223,7 +223,7 @@ class GpuPipeline final : public Step {
   core::DeviceArray<int32_t> cell_x_, cell_y_;
   core::DeviceArray<int4> autos_;
   std::map<int, cufftHandle> plans_;  // by batch size: a gulp's batches and its remainder
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
 };
 

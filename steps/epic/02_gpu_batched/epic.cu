@@ -196,7 +196,7 @@ class GpuBatched final : public Step {
   core::DeviceArray<float> image_, weight_x_, weight_y_, correction_, cell_weight_;
   core::DeviceArray<int32_t> cell_start_, cell_stand_;
   core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
 };
 

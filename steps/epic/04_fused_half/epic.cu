@@ -336,7 +336,7 @@ class Fused final : public Step {
   core::DeviceArray<int2> entries_;
   core::DeviceArray<uint4> entry_ends_;
   core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
 };
 

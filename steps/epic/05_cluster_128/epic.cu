@@ -346,7 +346,7 @@ class Cluster final : public Step {
   core::DeviceArray<int32_t> cell_start_;
   core::DeviceArray<int2> cell_entry_;
   core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
 };
 

@@ -399,7 +399,7 @@ class Folded final : public Step {
   core::DeviceArray<Entry> entries_;
   core::DeviceArray<uint2> entry_ends_;
   core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
+  core::PhaseTimer timer_;
   std::map<std::string, double> phase_ms_;
 };
 
