@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cuda_check.cuh"
@@ -44,6 +45,72 @@ inline ProductList product_list(const Inputs& in) {
 // The F-engine's bytes of one gulp: samples_per_gulp x channels x stands x pols.
 inline size_t gulp_bytes(const Inputs& in) { return size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp; }
 
+// The F-engine's bytes of every gulp in pinned host memory, copied once per source: a copy
+// from pageable memory would be staged through a pinned buffer by the driver, and serialized.
+class PinnedVoltages {
+ public:
+  void load(const Inputs& in) {
+    if (source_ == in.voltages) return;
+    bytes_.resize(gulp_bytes(in) * in.gulps);
+    std::memcpy(bytes_.data(), in.voltages, gulp_bytes(in) * in.gulps);
+    source_ = in.voltages;
+  }
+  const uint8_t* data() { return bytes_.data(); }
+
+ private:
+  const uint8_t* source_ = nullptr;  // what bytes_ is a copy of
+  core::PinnedArray<uint8_t> bytes_;
+};
+
+// Before allocating: `need` bytes must fit in 90 % of the device memory free now, else the
+// problem is too large for this GPU, bad usage (exit 2) whose message names what needs the
+// memory and what to change, not a failed allocation.
+inline void require_device_memory(size_t need, const std::string& what, const std::string& advice) {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (need > free / 10 * 9)
+    throw core::UsageError(what + " needs " + std::to_string(need >> 20) + " MiB of device memory; " +
+                           std::to_string(free >> 20) + " MiB are free: " + advice);
+}
+
+// cuFFT's batched inverse 2D transforms of n x n grids, in place, a plan per (n, batch) made on
+// first use and kept (a step may need a gulp's batches and its remainder). 64-bit sizes: a gulp
+// of 128 x 128 grids passes 2^31 elements. The work area is the plan's own, allocated by cuFFT.
+class GridFfts {
+ public:
+  GridFfts() = default;
+  GridFfts(const GridFfts&) = delete;
+  GridFfts& operator=(const GridFfts&) = delete;
+  ~GridFfts() {
+    for (auto& [shape, plan] : plans_) cufftDestroy(plan);
+  }
+  // The work area a plan for `transforms` grids would take: known before the plan is made.
+  static size_t work_bytes(int n, long long transforms) {
+    cufftHandle probe;
+    CUFFT_CHECK(cufftCreate(&probe));
+    long long dims[2] = {n, n}, nn = 1LL * n * n;
+    size_t work = 0;
+    CUFFT_CHECK(cufftGetSizeMany64(probe, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, transforms, &work));
+    cufftDestroy(probe);
+    return work;
+  }
+  void inverse(cufftComplex* grids, int n, long long transforms) {
+    auto found = plans_.find({n, transforms});
+    if (found == plans_.end()) {
+      long long dims[2] = {n, n}, nn = 1LL * n * n;
+      size_t work = 0;
+      cufftHandle plan;
+      CUFFT_CHECK(cufftCreate(&plan));
+      found = plans_.emplace(std::make_pair(n, transforms), plan).first;  // destroyed with the others, made or not
+      CUFFT_CHECK(cufftMakePlanMany64(plan, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, transforms, &work));
+    }
+    CUFFT_CHECK(cufftExecC2C(found->second, grids, grids, CUFFT_INVERSE));
+  }
+
+ private:
+  std::map<std::pair<int, long long>, cufftHandle> plans_;
+};
+
 // The voltages on their way to the GPU, a gulp at a time, double buffered: gulp g goes to
 // device buffer g % 2 on a stream of its own, so gulp g + 1's copy runs while gulp g's kernels
 // (on the default stream) read the other buffer. Two events a buffer order the streams:
@@ -74,16 +141,10 @@ class GulpStream {
     cudaStreamDestroy(copy_stream_);
   }
 
-  // The F-engine's bytes in pinned memory, copied once per source (pageable memory would be
-  // staged and serialized, not overlapped), and the two device buffers sized to a gulp.
+  // The F-engine's bytes in pinned memory and the two device buffers sized to a gulp.
   void load(const Inputs& in) {
-    const size_t bytes = gulp_bytes(in);
-    if (host_source_ != in.voltages) {
-      pinned_.resize(bytes * in.gulps);
-      std::memcpy(pinned_.data(), in.voltages, bytes * in.gulps);
-      host_source_ = in.voltages;
-    }
-    for (auto& b : buffer_) b.resize(bytes);
+    pinned_.load(in);
+    for (auto& b : buffer_) b.resize(gulp_bytes(in));
   }
 
   // Gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read that
@@ -113,8 +174,7 @@ class GulpStream {
  private:
   cudaStream_t copy_stream_{};
   cudaEvent_t copied_[2]{}, consumed_[2]{};
-  const uint8_t* host_source_ = nullptr;  // what pinned_ is a copy of
-  core::PinnedArray<uint8_t> pinned_;
+  PinnedVoltages pinned_;
   core::DeviceArray<uint8_t> buffer_[2];
 };
 
@@ -329,5 +389,53 @@ static __global__ void finish_image(Shape s, ProductList pl, bool remove_autos, 
     v = (v - sub[q]) * g;
   }
 }
+
+
+// What every GPU step holds and does the same way around its own kernels: the inputs kept for
+// compute(), the image and the stands' autocorrelations on the device with what `finish`
+// needs (the kernel weights and the grid correction), the phase timer, store(), and the
+// record's phase breakdown (ms per gulp; a copy on its own stream runs beside the others).
+// A step derives from it, calls load_image(in) in load() and finish(...) after its last gulp.
+class GpuStep : public Step {
+ public:
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+  void describe(nlohmann::json& params) const override {
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;
+  }
+
+ protected:
+  void load_image(const Inputs& in) {
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
+    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+  }
+  // After the last gulp, the "finish" phase: the autocorrelations removed (--no-autos), the
+  // grid correction applied.
+  void finish(const ProductList& pl, int threads) {
+    timer_.begin("finish");
+    finish_image<<<blocks(size_t(in_.channels) * in_.image_size * in_.image_size, threads), threads>>>(
+        s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(), weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  Inputs in_{};
+  Shape s_{};
+  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<int4> autos_;  // (channel, stand): xx, yy, Re and Im of x conj(y)
+  core::PhaseTimer timer_;
+
+ private:
+  std::map<std::string, double> phase_ms_;
+};
 
 }  // namespace epic

@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-class Fused final : public Step {
+class Fused final : public GpuStep {
  public:
   explicit Fused(long slices) : slices_(int(slices)) {}
 
@@ -240,15 +240,11 @@ class Fused final : public Step {
     if (in.image_size != kN)
       throw core::UsageError("03_fused images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 05_cluster_128's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands > kThreads)
       throw core::UsageError("03_fused decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
-    const size_t plan = size_t(in.channels) * in.stands;
     const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's, occupied columns first
     column_order_.upload(lists.column.data(), lists.column.size());
     occupied_.upload(lists.occupied.data(), lists.occupied.size());
@@ -256,9 +252,6 @@ class Fused final : public Step {
     entry_first_.upload(lists.first.data(), lists.first.size());
     entry_ends_.upload(lists.ends.data(), lists.ends.size());
     occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     float2 twiddle[kN];
     for (int m = 0; m < kN; ++m) {
@@ -322,17 +315,7 @@ class Fused final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -342,9 +325,7 @@ class Fused final : public Step {
     params["shared_bytes"] = smem_;
     params["samples_per_trip"] = per_trip_;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
@@ -357,16 +338,10 @@ class Fused final : public Step {
 
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
   core::DeviceArray<int2> entries_;
   core::DeviceArray<uint4> entry_ends_;
-  core::DeviceArray<int4> autos_;
-  core::PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace

@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-class Folded final : public Step {
+class Folded final : public GpuStep {
  public:
   explicit Folded(long slices) : slices_(int(slices)) {}
 
@@ -295,15 +295,11 @@ class Folded final : public Step {
     if (in.image_size != kN)
       throw core::UsageError("06_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 03_fused's and 04_fused_half's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands > kThreads)
       throw core::UsageError("06_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
-    const size_t plan = size_t(in.channels) * in.stands;
     const FoldedLists lists = folded_lists(in);
     column_order_.upload(lists.column.data(), lists.column.size());
     occupied_.upload(lists.occupied.data(), lists.occupied.size());
@@ -311,9 +307,6 @@ class Folded final : public Step {
     entry_first_.upload(lists.first.data(), lists.first.size());
     entry_ends_.upload(lists.ends.data(), lists.ends.size());
     occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     Twiddle twiddles[kN];
     for (int m = 0; m < kN; ++m) {
@@ -364,17 +357,7 @@ class Folded final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -383,24 +366,16 @@ class Folded final : public Step {
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
   core::DeviceArray<Entry> entries_;
   core::DeviceArray<uint2> entry_ends_;
-  core::DeviceArray<int4> autos_;
-  core::PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace
