@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -239,7 +240,7 @@ inline void occupied_columns_first(const CellLists& cl, int channels, int n, std
   }
 }
 
-// The gather lists of the fused 64 x 64 steps (03, 04), arranged for the thread that uses them.
+// The gather lists of the fused 64 x 64 steps (03-06), arranged for the thread that uses them.
 // Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
 // eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
 // occupied first (a column that holds a stand under its support; LWA-SV's 88 m of east-west
@@ -255,13 +256,20 @@ struct ColumnLists {
   std::vector<int32_t> first;     // (channel, lane, eighth): the thread's first entry
   std::vector<uint4> ends;        // (channel, lane, eighth): its cells' ends from `first`, 16 bits each
 };
-inline ColumnLists column_lists(const Inputs& in) {
+// With occupied_only false (03, which transforms every column) the columns keep their natural
+// order and every one counts as occupied.
+inline ColumnLists column_lists(const Inputs& in, bool occupied_only = true) {
   constexpr int n = 64, cells = n / 8;  // 8 cells a thread
   if (in.image_size != n) throw std::logic_error("column_lists: the fused steps image 64 x 64");
   const CellLists cl = make_cell_lists(in);
   const size_t nn = size_t(n) * n;
   ColumnLists l;
   occupied_columns_first(cl, in.channels, n, l.column, l.occupied);
+  if (!occupied_only)
+    for (int c = 0; c < in.channels; ++c) {
+      std::iota(l.column.begin() + size_t(c) * n, l.column.begin() + size_t(c + 1) * n, 0);
+      l.occupied[size_t(c)] = n;
+    }
   l.first.assign(size_t(in.channels) * n * 8, 0);
   l.ends.assign(size_t(in.channels) * n * 8, make_uint4(0, 0, 0, 0));
   for (int c = 0; c < in.channels; ++c) {
@@ -288,7 +296,7 @@ inline ColumnLists column_lists(const Inputs& in) {
   return l;
 }
 // Where cell n1 of a thread's run ends, from the packed `ends` (16 bits a cell): 8 cells in a
-// uint4 (03, 04), 4 in a uint2 (06's folded cells).
+// uint4 (03-06), 4 in a uint2 (08's folded cells).
 __device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
   const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
   return int(n1 & 1 ? w >> 16 : w & 0xffff);

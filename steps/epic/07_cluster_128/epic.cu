@@ -1,17 +1,17 @@
-// epic 05_cluster_128: 03's fused imaging at 128 x 128, where one image no longer fits one
+// epic 07_cluster_128: 05's fused imaging at 128 x 128, where one image no longer fits one
 // block: a 128 x 128 grid of two polarizations is 256 KB, more than an SM's 227 KB of shared
 // memory. A thread-block cluster of four blocks (four SMs) images one (channel, slice): each
 // block owns a quarter of the columns for the column transforms and a quarter of the rows for
 // the row transforms, and the one exchange between the two, the transpose, goes through
 // distributed shared memory: a block reads the other three blocks' shared memory directly.
 // Per sample, each block
-//   grids     its 32 columns from the cell lists (03's gather), a polarization per thread,
+//   grids     its 32 columns from the cell lists (05's gather), a polarization per thread,
 //   transforms them (128 = 16 x 8: a 16-point DFT in registers, twiddles, an exchange through
 //             its own shared memory, an 8-point DFT) into grid A, its quarter of the columns,
 //   waits     for the cluster (cluster.sync: every block's A is complete),
 //   transforms its 32 rows, reading each row's 128 cells from the four blocks' A,
 //   waits     for the cluster again (no block overwrites its A while another may read it),
-//   multiplies and accumulates in registers, as 03.
+//   multiplies and accumulates in registers, as 05.
 // The copy, the autocorrelations and `finish` are 02's.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -215,7 +215,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads, 1)
     }
   }
 
-  // The products of the slice, added to the image (zeroed once a run), as 03.
+  // The products of the slice, added to the image (zeroed once a run), as 05.
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const int jy = row, jx = k1 + 16 * k;
@@ -230,12 +230,12 @@ class Cluster final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("05_cluster_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 03_fused's and 04_fused_half's)");
+      throw core::UsageError("07_cluster_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 03_fused's to 06_fused_half's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands * in.pols > kMaxBytes)
-      throw core::UsageError("05_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+      throw core::UsageError("07_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
                              std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
     const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
     std::vector<int2> entry(lists.stand.size());
@@ -273,7 +273,7 @@ class Cluster final : public GpuStep {
     config.numAttrs = 1;
     int clusters = 0;  // clusters of four such blocks the GPU can hold at once
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    if (clusters < 1) throw core::RuntimeError("05_cluster_128: this GPU cannot hold a cluster of four blocks of " +
+    if (clusters < 1) throw core::RuntimeError("07_cluster_128: this GPU cannot hold a cluster of four blocks of " +
                                                std::to_string(smem_) + " bytes of shared memory");
     clusters_ = clusters;
     slices_used_ = slices_ > 0 ? slices_ : (clusters + in.channels - 1) / in.channels;
@@ -328,7 +328,7 @@ class Cluster final : public GpuStep {
 }  // namespace
 
 StepInfo step_info() {
-  return {"05_cluster_128", "GPU, 128 x 128 fused: a cluster of four blocks shares each image's FFT through distributed shared memory",
+  return {"07_cluster_128", "GPU, 128 x 128 fused: a cluster of four blocks shares each image's FFT through distributed shared memory",
           true, Accuracy::fp32,
           {{"slices", 0, 0, 1000, "Clusters per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}},
           {{"--image-size", "128"}}};  // the only size it makes

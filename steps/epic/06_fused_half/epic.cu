@@ -1,7 +1,7 @@
-// epic 04_fused_half: 03 with both polarizations of a cell in one pair of half2 values,
+// epic 06_fused_half: 05 with both polarizations of a cell in one pair of half2 values,
 // (X.re, Y.re) and (X.im, Y.im). Every add and multiply of the transform is one half2
-// instruction for the two polarizations, where 03 needed two float instructions each; a cell
-// takes 8 bytes of shared memory where 03's two float2 took 16. The cells are gathered in
+// instruction for the two polarizations, where 05 needed two float instructions each; a cell
+// takes 8 bytes of shared memory where 05's two float2 took 16. The cells are gathered in
 // float and rounded to half once; the products are formed and summed in float. The error
 // against fp32 is measured and stated in the README; validation uses the half class.
 #include <cuda_fp16.h>
@@ -21,7 +21,7 @@
 namespace epic {
 namespace {
 
-constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 07's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
 
@@ -91,9 +91,9 @@ __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied)
   for (int k1 = 1; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
 }
 
-// 03's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
+// 05's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
 // zero), so the kernel no longer depends on their number. The same trips, always of two
-// samples (half the bytes of 03's grids: two fit in shared memory whatever the aperture, at
+// samples (half the bytes of 05's grids: two fit in shared memory whatever the aperture, at
 // most 164 KB), occupied columns shared among the threads, three barriers a trip. kMinBlocks: the blocks an
 // SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
 // SM: 128 for one block of 512 threads, 64 for two, at the cost of spilled values).
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
   }
 
-  // The products of the slice, added to the image (zeroed once a run), as 03.
+  // The products of the slice, added to the image (zeroed once a run), as 05.
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const int jy = lane, jx = eighth + 8 * k;
@@ -220,12 +220,12 @@ class Fused final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("04_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 05_cluster_128's)");
+      throw core::UsageError("06_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 07_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("04_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("06_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's
     column_order_.upload(lists.column.data(), lists.column.size());
@@ -251,7 +251,7 @@ class Fused final : public GpuStep {
     a_row_ = 2 * occupied_max_;
     smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
-      throw core::UsageError("04_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+      throw core::UsageError("06_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
                              std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
                              " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
@@ -318,7 +318,7 @@ class Fused final : public GpuStep {
 }  // namespace
 
 StepInfo step_info() {
-  return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
+  return {"06_fused_half", "GPU, fused as 05, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
           {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
            {"min-blocks", 1, 1, 2,
