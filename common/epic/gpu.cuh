@@ -221,6 +221,18 @@ inline CellLists make_cell_lists(const Inputs& in) {
   return l;
 }
 
+// 02's lists with each (stand, weight) entry packed in 8 bytes, one load a cell's entry: the
+// weight's float bits beside the stand (07's gather reads them from global memory).
+inline std::vector<int2> packed_entries(const CellLists& l) {
+  std::vector<int2> entry(l.stand.size());
+  for (size_t e = 0; e < entry.size(); ++e) {
+    int32_t w;
+    std::memcpy(&w, &l.weight[e], sizeof w);
+    entry[e] = make_int2(l.stand[e], w);
+  }
+  return entry;
+}
+
 // Each channel's grid columns, those that hold a stand under its support first, then the
 // empty ones (a permutation of 0 .. n - 1 per channel, appended to `column`), and how many are
 // occupied (`occupied`, per channel). A column with no stand is zero, and so is its transform.

@@ -1,17 +1,17 @@
-// epic 07_cluster_128: 05's fused imaging at 128 x 128, where one image no longer fits one
+// epic 07_cluster_128: 03's fused imaging at 128 x 128, where one image no longer fits one
 // block: a 128 x 128 grid of two polarizations is 256 KB, more than an SM's 227 KB of shared
 // memory. A thread-block cluster of four blocks (four SMs) images one (channel, slice): each
 // block owns a quarter of the columns for the column transforms and a quarter of the rows for
 // the row transforms, and the one exchange between the two, the transpose, goes through
 // distributed shared memory: a block reads the other three blocks' shared memory directly.
 // Per sample, each block
-//   grids     its 32 columns from the cell lists (05's gather), a polarization per thread,
+//   grids     its 32 columns from the cell lists (03's gather), a polarization per thread,
 //   transforms them (128 = 16 x 8: a 16-point DFT in registers, twiddles, an exchange through
 //             its own shared memory, an 8-point DFT) into grid A, its quarter of the columns,
 //   waits     for the cluster (cluster.sync: every block's A is complete),
 //   transforms its 32 rows, reading each row's 128 cells from the four blocks' A,
 //   waits     for the cluster again (no block overwrites its A while another may read it),
-//   multiplies and accumulates in registers, as 05.
+//   multiplies and accumulates in registers, as 03.
 // The copy, the autocorrelations and `finish` are 02's.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -215,7 +215,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads, 1)
     }
   }
 
-  // The products of the slice, added to the image (zeroed once a run), as 05.
+  // The products of the slice, added to the image (zeroed once a run), as 03.
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const int jy = row, jx = k1 + 16 * k;
@@ -238,12 +238,7 @@ class Cluster final : public GpuStep {
       throw core::UsageError("07_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
                              std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
     const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
-    std::vector<int2> entry(lists.stand.size());
-    for (size_t e = 0; e < entry.size(); ++e) {
-      int32_t w;
-      std::memcpy(&w, &lists.weight[e], sizeof w);
-      entry[e] = make_int2(lists.stand[e], w);
-    }
+    const std::vector<int2> entry = packed_entries(lists);
     cell_start_.upload(lists.start.data(), lists.start.size());
     cell_entry_.upload(entry.data(), entry.size());
 
