@@ -1,8 +1,10 @@
-// The CUDA side of the harness: device selection and the event timer.
+// The CUDA side of the harness: device selection and the event timers (the harness's
+// KernelTimer, a step's PhaseTimer).
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.cuh"
 #include "core/device.hpp"
+#include "core/nvtx.hpp"
 
 namespace core {
 
@@ -57,5 +59,67 @@ class EventTimer final : public KernelTimer {
 }  // namespace
 
 std::unique_ptr<KernelTimer> make_device_timer() { return std::make_unique<EventTimer>(); }
+
+struct PhaseTimer::Events {
+  struct Pending {
+    std::string name;
+    size_t start, stop;
+  };
+  // The next unused event, created when the pool has none.
+  size_t next() {
+    if (used == pool.size()) {
+      cudaEvent_t e;
+      CUDA_CHECK(cudaEventCreate(&e));
+      pool.push_back(e);
+    }
+    return used++;
+  }
+  std::vector<cudaEvent_t> pool;
+  size_t used = 0;
+  std::vector<Pending> pending;  // recorded, not yet read
+  std::string current;           // the open phase
+  cudaStream_t stream = nullptr;
+  size_t start = 0;
+};
+
+PhaseTimer::PhaseTimer() : events_(std::make_unique<Events>()) {}
+PhaseTimer::~PhaseTimer() {
+  for (cudaEvent_t e : events_->pool) cudaEventDestroy(e);
+}
+void PhaseTimer::reset() {
+  events_->pending.clear();
+  events_->used = 0;
+  totals_.clear();
+}
+void PhaseTimer::begin(const char* name, CUstream_st* stream) {
+#ifdef STEPWISE_HAVE_NVTX
+  nvtxRangePushA(name);
+#endif
+  Events& e = *events_;
+  e.current = name;
+  e.stream = stream;
+  e.start = e.next();
+  CUDA_CHECK(cudaEventRecord(e.pool[e.start], stream));
+}
+void PhaseTimer::end() {
+  Events& e = *events_;
+  const size_t stop = e.next();
+  CUDA_CHECK(cudaEventRecord(e.pool[stop], e.stream));
+  e.pending.push_back({e.current, e.start, stop});
+#ifdef STEPWISE_HAVE_NVTX
+  nvtxRangePop();
+#endif
+}
+const std::map<std::string, double>& PhaseTimer::totals() {
+  Events& e = *events_;
+  for (const Events::Pending& p : e.pending) {
+    CUDA_CHECK(cudaEventSynchronize(e.pool[p.stop]));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e.pool[p.start], e.pool[p.stop]));
+    totals_[p.name] += ms;
+  }
+  e.pending.clear();
+  return totals_;
+}
 
 }  // namespace core

@@ -1,11 +1,16 @@
-// The one timer of the project: a host clock, summary statistics, and the timed-run loop
+// The one timer of the project: a host clock, summary statistics, the timed-run loop
 // that every track harness uses (warm-up, then repeated runs; kernel time from the
-// platform's KernelTimer, end-to-end time from the host clock after synchronization).
+// platform's KernelTimer, end-to-end time from the host clock after synchronization), and
+// the per-phase times a GPU step may record inside its own compute (PhaseTimer).
 #pragma once
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
+
+struct CUstream_st;  // a CUDA stream (cudaStream_t is CUstream_st*), opaque to host-only code
 
 namespace core {
 
@@ -35,6 +40,29 @@ class KernelTimer {
   virtual double stop_ms() = 0;  // waits for the bracketed work to finish
 };
 std::unique_ptr<KernelTimer> make_host_timer();
+
+// Named phases of a GPU step's work, for its record's breakdown: begin(name, stream) ... end()
+// brackets a phase with CUDA events on `stream` (the default stream unless named) and an NVTX
+// range of the same name, so Nsight Systems shows the same names. totals() waits for the
+// recorded work and returns milliseconds per name, summed over the phases since reset(). A
+// phase on another stream overlaps the others: its total is its own time, not a share of the
+// whole. Defined by the CUDA platform (platform_cuda.cu), beside the event KernelTimer.
+class PhaseTimer {
+ public:
+  PhaseTimer();
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+  void reset();
+  void begin(const char* name, CUstream_st* stream = nullptr);
+  void end();
+  const std::map<std::string, double>& totals();
+
+ private:
+  struct Events;  // the CUDA events, created as phases need them and reused after reset()
+  std::unique_ptr<Events> events_;
+  std::map<std::string, double> totals_;
+};
 
 // What a step does once per timed run, split into the phases the harness times.
 struct Phases {

@@ -1,9 +1,8 @@
-// What the EPIC GPU steps share and do not teach: the product list as a kernel argument, a
-// per-phase timer (CUDA events around each phase of a gulp, summed over the run) whose totals
-// go into the record as the step's breakdown, the voltages' way to the GPU a gulp at a time
-// (pinned host memory, two device buffers, a copy stream: 02's, kept by every later step), and
-// the two kernels that every GPU step runs the same way: the stands' autocorrelations and,
-// after the last gulp, their removal and the grid correction.
+// What the EPIC GPU steps share and do not teach: the product list as a kernel argument, the
+// voltages' way to the GPU a gulp at a time (pinned host memory, two device buffers, a copy
+// stream: 02's, kept by every later step, its copies timed by core's PhaseTimer), and the two
+// kernels that every GPU step runs the same way: the stands' autocorrelations and, after the
+// last gulp, their removal and the grid correction.
 #pragma once
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -11,14 +10,16 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cuda_check.cuh"
 #include "core/cufft_check.cuh"
 #include "core/device_array.cuh"
 #include "core/error.hpp"
-#include "core/nvtx.hpp"
+#include "core/timing.hpp"
 #include "epic/step.hpp"
 #include "epic/voltage.hpp"
 
@@ -42,81 +43,74 @@ inline ProductList product_list(const Inputs& in) {
   return p;
 }
 
-// Per-phase times of a stream's work (the default stream unless named): begin(name) ... end();
-// totals read after the work has finished. Each phase is also an NVTX range, so Nsight Systems
-// shows the same names. A phase on another stream overlaps the others: its total is its own
-// time, not a share of the gulp's.
-class PhaseTimer {
+// The F-engine's bytes of one gulp: samples_per_gulp x channels x stands x pols.
+inline size_t gulp_bytes(const Inputs& in) { return size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp; }
+
+// The F-engine's bytes of every gulp in pinned host memory, copied once per source: a copy
+// from pageable memory would be staged through a pinned buffer by the driver, and serialized.
+class PinnedVoltages {
  public:
-  ~PhaseTimer() {
-    for (auto& e : events_) cudaEventDestroy(e);
+  void load(const Inputs& in) {
+    if (source_ == in.voltages) return;
+    bytes_.resize(gulp_bytes(in) * in.gulps);
+    std::memcpy(bytes_.data(), in.voltages, gulp_bytes(in) * in.gulps);
+    source_ = in.voltages;
   }
-  void reset() {
-    pending_.clear();
-    totals_.clear();
-    used_ = 0;
+  const uint8_t* data() { return bytes_.data(); }
+
+ private:
+  const uint8_t* source_ = nullptr;  // what bytes_ is a copy of
+  core::PinnedArray<uint8_t> bytes_;
+};
+
+// Before allocating: `need` bytes must fit in 90 % of the device memory free now, else the
+// problem is too large for this GPU, bad usage (exit 2) whose message names what needs the
+// memory and what to change, not a failed allocation.
+inline void require_device_memory(size_t need, const std::string& what, const std::string& advice) {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (need > free / 10 * 9)
+    throw core::UsageError(what + " needs " + std::to_string(need >> 20) + " MiB of device memory; " +
+                           std::to_string(free >> 20) + " MiB are free: " + advice);
+}
+
+// cuFFT's batched inverse 2D transforms of n x n grids, in place, a plan per (n, batch) made on
+// first use and kept (a step may need a gulp's batches and its remainder). 64-bit sizes: a gulp
+// of 128 x 128 grids passes 2^31 elements. The work area is the plan's own, allocated by cuFFT.
+class GridFfts {
+ public:
+  GridFfts() = default;
+  GridFfts(const GridFfts&) = delete;
+  GridFfts& operator=(const GridFfts&) = delete;
+  ~GridFfts() {
+    for (auto& [shape, plan] : plans_) cufftDestroy(plan);
   }
-  void begin(const char* name, cudaStream_t stream = nullptr) {
-    nvtxPush(name);
-    current_ = name;
-    stream_ = stream;
-    start_ = event();
-    CUDA_CHECK(cudaEventRecord(events_[start_], stream));
+  // The work area a plan for `transforms` grids would take: known before the plan is made.
+  static size_t work_bytes(int n, long long transforms) {
+    cufftHandle probe;
+    CUFFT_CHECK(cufftCreate(&probe));
+    long long dims[2] = {n, n}, nn = 1LL * n * n;
+    size_t work = 0;
+    CUFFT_CHECK(cufftGetSizeMany64(probe, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, transforms, &work));
+    cufftDestroy(probe);
+    return work;
   }
-  void end() {
-    const size_t stop = event();
-    CUDA_CHECK(cudaEventRecord(events_[stop], stream_));
-    pending_.push_back({current_, start_, stop});
-    nvtxPop();
-  }
-  // Waits for the recorded work and returns milliseconds per phase, summed.
-  const std::map<std::string, double>& totals() {
-    for (const Pending& p : pending_) {
-      CUDA_CHECK(cudaEventSynchronize(events_[p.stop]));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[p.start], events_[p.stop]));
-      totals_[p.name] += ms;
+  void inverse(cufftComplex* grids, int n, long long transforms) {
+    auto found = plans_.find({n, transforms});
+    if (found == plans_.end()) {
+      long long dims[2] = {n, n}, nn = 1LL * n * n;
+      size_t work = 0;
+      cufftHandle plan;
+      CUFFT_CHECK(cufftCreate(&plan));
+      found = plans_.emplace(std::make_pair(n, transforms), plan).first;  // destroyed with the others, made or not
+      CUFFT_CHECK(cufftMakePlanMany64(plan, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, transforms, &work));
     }
-    pending_.clear();
-    return totals_;
+    CUFFT_CHECK(cufftExecC2C(found->second, grids, grids, CUFFT_INVERSE));
   }
 
  private:
-  struct Pending {
-    std::string name;
-    size_t start, stop;
-  };
-  size_t event() {
-    if (used_ == events_.size()) {
-      cudaEvent_t e;
-      CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    return used_++;
-  }
-  static void nvtxPush(const char* name) {
-#ifdef STEPWISE_HAVE_NVTX
-    nvtxRangePushA(name);
-#else
-    (void)name;
-#endif
-  }
-  static void nvtxPop() {
-#ifdef STEPWISE_HAVE_NVTX
-    nvtxRangePop();
-#endif
-  }
-  std::vector<cudaEvent_t> events_;
-  size_t used_ = 0;
-  std::vector<Pending> pending_;
-  std::map<std::string, double> totals_;
-  std::string current_;
-  cudaStream_t stream_ = nullptr;
-  size_t start_ = 0;
+  std::map<std::pair<int, long long>, cufftHandle> plans_;
 };
-
-// The F-engine's bytes of one gulp: samples_per_gulp x channels x stands x pols.
-inline size_t gulp_bytes(const Inputs& in) { return size_t(in.channels) * in.stands * in.pols * in.samples_per_gulp; }
 
 // The voltages on their way to the GPU, a gulp at a time, double buffered: gulp g goes to
 // device buffer g % 2 on a stream of its own, so gulp g + 1's copy runs while gulp g's kernels
@@ -148,21 +142,15 @@ class GulpStream {
     cudaStreamDestroy(copy_stream_);
   }
 
-  // The F-engine's bytes in pinned memory, copied once per source (pageable memory would be
-  // staged and serialized, not overlapped), and the two device buffers sized to a gulp.
+  // The F-engine's bytes in pinned memory and the two device buffers sized to a gulp.
   void load(const Inputs& in) {
-    const size_t bytes = gulp_bytes(in);
-    if (host_source_ != in.voltages) {
-      pinned_.resize(bytes * in.gulps);
-      std::memcpy(pinned_.data(), in.voltages, bytes * in.gulps);
-      host_source_ = in.voltages;
-    }
-    for (auto& b : buffer_) b.resize(bytes);
+    pinned_.load(in);
+    for (auto& b : buffer_) b.resize(gulp_bytes(in));
   }
 
   // Gulp g's bytes into buffer g % 2 on the copy stream, once the kernels that last read that
   // buffer (gulp g - 2) have run; the timer's "copy" phase, on the copy stream.
-  void copy(int g, PhaseTimer& timer) {
+  void copy(int g, core::PhaseTimer& timer) {
     const int k = g % 2;
     const size_t bytes = buffer_[k].size();
     timer.begin("copy", copy_stream_);
@@ -187,8 +175,7 @@ class GulpStream {
  private:
   cudaStream_t copy_stream_{};
   cudaEvent_t copied_[2]{}, consumed_[2]{};
-  const uint8_t* host_source_ = nullptr;  // what pinned_ is a copy of
-  core::PinnedArray<uint8_t> pinned_;
+  PinnedVoltages pinned_;
   core::DeviceArray<uint8_t> buffer_[2];
 };
 
@@ -234,6 +221,18 @@ inline CellLists make_cell_lists(const Inputs& in) {
   return l;
 }
 
+// 02's lists with each (stand, weight) entry packed in 8 bytes, one load a cell's entry: the
+// weight's float bits beside the stand (07's gather reads them from global memory).
+inline std::vector<int2> packed_entries(const CellLists& l) {
+  std::vector<int2> entry(l.stand.size());
+  for (size_t e = 0; e < entry.size(); ++e) {
+    int32_t w;
+    std::memcpy(&w, &l.weight[e], sizeof w);
+    entry[e] = make_int2(l.stand[e], w);
+  }
+  return entry;
+}
+
 // Each channel's grid columns, those that hold a stand under its support first, then the
 // empty ones (a permutation of 0 .. n - 1 per channel, appended to `column`), and how many are
 // occupied (`occupied`, per channel). A column with no stand is zero, and so is its transform.
@@ -253,7 +252,7 @@ inline void occupied_columns_first(const CellLists& cl, int channels, int n, std
   }
 }
 
-// The gather lists of the fused 64 x 64 steps (03, 04), arranged for the thread that uses them.
+// The gather lists of the fused 64 x 64 steps (03-06), arranged for the thread that uses them.
 // Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
 // eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
 // occupied first (a column that holds a stand under its support; LWA-SV's 88 m of east-west
@@ -269,13 +268,20 @@ struct ColumnLists {
   std::vector<int32_t> first;     // (channel, lane, eighth): the thread's first entry
   std::vector<uint4> ends;        // (channel, lane, eighth): its cells' ends from `first`, 16 bits each
 };
-inline ColumnLists column_lists(const Inputs& in) {
+// With occupied_only false (03, which transforms every column) the columns keep their natural
+// order and every one counts as occupied.
+inline ColumnLists column_lists(const Inputs& in, bool occupied_only = true) {
   constexpr int n = 64, cells = n / 8;  // 8 cells a thread
   if (in.image_size != n) throw std::logic_error("column_lists: the fused steps image 64 x 64");
   const CellLists cl = make_cell_lists(in);
   const size_t nn = size_t(n) * n;
   ColumnLists l;
   occupied_columns_first(cl, in.channels, n, l.column, l.occupied);
+  if (!occupied_only)
+    for (int c = 0; c < in.channels; ++c) {
+      std::iota(l.column.begin() + size_t(c) * n, l.column.begin() + size_t(c + 1) * n, 0);
+      l.occupied[size_t(c)] = n;
+    }
   l.first.assign(size_t(in.channels) * n * 8, 0);
   l.ends.assign(size_t(in.channels) * n * 8, make_uint4(0, 0, 0, 0));
   for (int c = 0; c < in.channels; ++c) {
@@ -302,7 +308,7 @@ inline ColumnLists column_lists(const Inputs& in) {
   return l;
 }
 // Where cell n1 of a thread's run ends, from the packed `ends` (16 bits a cell): 8 cells in a
-// uint4 (03, 04), 4 in a uint2 (06's folded cells).
+// uint4 (03-06), 4 in a uint2 (08's folded cells).
 __device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
   const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
   return int(n1 & 1 ? w >> 16 : w & 0xffff);
@@ -403,5 +409,53 @@ static __global__ void finish_image(Shape s, ProductList pl, bool remove_autos, 
     v = (v - sub[q]) * g;
   }
 }
+
+
+// What every GPU step holds and does the same way around its own kernels: the inputs kept for
+// compute(), the image and the stands' autocorrelations on the device with what `finish`
+// needs (the kernel weights and the grid correction), the phase timer, store(), and the
+// record's phase breakdown (ms per gulp; a copy on its own stream runs beside the others).
+// A step derives from it, calls load_image(in) in load() and finish(...) after its last gulp.
+class GpuStep : public Step {
+ public:
+  void store(float* image) override {
+    image_.download(image);
+    phase_ms_ = timer_.totals();
+  }
+  void describe(nlohmann::json& params) const override {
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
+    params["phase_ms_per_gulp"] = phases;
+  }
+
+ protected:
+  void load_image(const Inputs& in) {
+    in_ = in;
+    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    image_.resize(in.image_values());
+    autos_.resize(size_t(in.channels) * in.stands);
+    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
+    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
+    correction_.upload(in.correction, size_t(in.image_size));
+  }
+  // After the last gulp, the "finish" phase: the autocorrelations removed (--no-autos), the
+  // grid correction applied.
+  void finish(const ProductList& pl, int threads) {
+    timer_.begin("finish");
+    finish_image<<<blocks(size_t(in_.channels) * in_.image_size * in_.image_size, threads), threads>>>(
+        s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(), weight_y_.data(), correction_.data(), image_.data());
+    CUDA_CHECK_LAUNCH();
+    timer_.end();
+  }
+
+  Inputs in_{};
+  Shape s_{};
+  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<int4> autos_;  // (channel, stand): xx, yy, Re and Im of x conj(y)
+  core::PhaseTimer timer_;
+
+ private:
+  std::map<std::string, double> phase_ms_;
+};
 
 }  // namespace epic

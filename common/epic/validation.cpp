@@ -36,11 +36,11 @@ std::vector<int> validation_channels(int channels, uint64_t seed) {
 double power_threshold(Accuracy a) {
   // In units of the autocorrelation power, measured with tests/epic/power_errors.cpp over tiny,
   // small and large, two gulps, the delta, prolate 2 (with and without autos), Kaiser-Bessel 3
-  // and prolate 3 without autos (steps/epic/README.md, "Validation"): the fp32 steps (00 .. 03,
-  // 05) err by at most 2.9e-7, the half steps (04, 06) by 2.2e-4 to 2.9e-4 in every case, a
-  // systematic loss of power from their half-precision transforms, not noise. The two closest of
-  // large's 132 channels differ by 9.4e-4 (over 2,000 samples; 1 / sqrt(samples) as they grow),
-  // a channel's two gulps by at least 1.4e-3. fp32: 34 times its largest error, 94 times under
+  // and prolate 3 without autos (steps/epic/README.md, "Validation"): the fp32 steps measured
+  // (00 .. 02, 05, 07; 03 and 04 not yet) err by at most 2.9e-7, the half steps (06, 08) by
+  // 2.2e-4 to 2.9e-4 in every case, a systematic loss of power from their half-precision
+  // transforms, not noise. The two closest of large's 132 channels differ by 9.4e-4 (over 2,000
+  // samples; 1 / sqrt(samples) as they grow), a channel's two gulps by at least 1.4e-3. fp32: 34 times its largest error, 94 times under
   // that separation; half: 1.7 times its largest error and 1.9 times under it.
   return a == Accuracy::fp32 ? 1e-5 : 5e-4;
 }

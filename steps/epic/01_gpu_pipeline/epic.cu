@@ -94,16 +94,12 @@ __global__ void reduce_samples(Shape s, int batch, const float* __restrict__ pro
   image[i] += sum;
 }
 
-class GpuPipeline final : public Step {
+class GpuPipeline final : public GpuStep {
  public:
   GpuPipeline(long batch, long threads) : batch_limit_(int(batch)), threads_(int(threads)) {}
-  ~GpuPipeline() override {
-    for (auto& [size, plan] : plans_) cufftDestroy(plan);
-  }
 
   void load(const Inputs& in) override {
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     // The batch: the memo transforms a whole gulp at once; the limit keeps the grids and the
     // per-sample products within memory.
     batch_ = std::min(batch_limit_, in.samples_per_gulp);
@@ -113,32 +109,14 @@ class GpuPipeline final : public Step {
     if (grids_.size() != size_t(batch_) * in.channels * in.pols * nn) {  // before allocating: will it fit?
       grids_.resize(0);
       products_.resize(0);
-      size_t free = 0, total = 0;
-      CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      if (need > free / 10 * 9)
-        throw core::UsageError("--batch " + std::to_string(batch_) + " needs " + std::to_string(need >> 20) +
-                               " MiB of device memory for grids and products; " + std::to_string(free >> 20) +
-                               " MiB are free: use a smaller --batch");
+      require_device_memory(need, "--batch " + std::to_string(batch_) + " (grids and products)", "use a smaller --batch");
     }
-    if (host_source_ != in.voltages) {  // the F-engine's bytes in pinned memory, copied once
-      const size_t bytes = bytes_per_sample * in.samples_per_gulp * in.gulps;
-      pinned_.resize(bytes);
-      std::memcpy(pinned_.data(), in.voltages, bytes);
-      host_source_ = in.voltages;
-    }
+    pinned_.load(in);  // the F-engine's bytes in pinned memory, copied once
     volts_.resize(size_t(batch_) * bytes_per_sample);
     grids_.resize(size_t(batch_) * in.channels * in.pols * nn);
     products_.resize(size_t(batch_) * in.channels * in.planes * nn);
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     cell_x_.upload(in.cell_x, size_t(in.channels) * in.stands);
     cell_y_.upload(in.cell_y, size_t(in.channels) * in.stands);
-    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
-    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
-    plan_for(batch_);
-    const int last = in.samples_per_gulp % batch_;
-    if (last) plan_for(last);
   }
 
   void compute() override {
@@ -171,7 +149,7 @@ class GpuPipeline final : public Step {
         }
         timer_.end();
         timer_.begin("fft");
-        CUFFT_CHECK(cufftExecC2C(plans_.at(b), grids_.data(), grids_.data(), CUFFT_INVERSE));
+        ffts_.inverse(grids_.data(), in_.image_size, 1LL * b * in_.channels * in_.pols);
         timer_.end();
         timer_.begin("multiply");
         cross_multiply<<<blocks(size_t(b) * in_.channels * nn, threads_), threads_>>>(s_, b, pl, grids_.data(), products_.data());
@@ -182,49 +160,23 @@ class GpuPipeline final : public Step {
         CUDA_CHECK_LAUNCH();
         timer_.end();
       }
-    timer_.begin("finish");
-    finish_image<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                             weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, threads_);
   }
 
   void describe(nlohmann::json& params) const override {
     params["batch"] = batch_;
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
-  void plan_for(int samples) {
-    if (plans_.count(samples)) return;
-    cufftHandle plan;
-    int dims[2] = {in_.image_size, in_.image_size};
-    const int nn = in_.image_size * in_.image_size;
-    CUFFT_CHECK(cufftPlanMany(&plan, 2, dims, nullptr, 1, nn, nullptr, 1, nn, CUFFT_C2C, samples * in_.channels * in_.pols));
-    plans_[samples] = plan;
-  }
-
   int batch_limit_, threads_;
   int batch_ = 0;
-  Inputs in_{};
-  Shape s_{};
-  const uint8_t* host_source_ = nullptr;
-  core::PinnedArray<uint8_t> pinned_;
+  PinnedVoltages pinned_;
   core::DeviceArray<uint8_t> volts_;
   core::DeviceArray<cufftComplex> grids_;
-  core::DeviceArray<float> products_, image_, weight_x_, weight_y_, correction_;
+  core::DeviceArray<float> products_;
   core::DeviceArray<int32_t> cell_x_, cell_y_;
-  core::DeviceArray<int4> autos_;
-  std::map<int, cufftHandle> plans_;  // by batch size: a gulp's batches and its remainder
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
+  GridFfts ffts_;  // a plan for a gulp's batches and one for its remainder
 };
 
 }  // namespace

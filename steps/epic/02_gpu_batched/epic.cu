@@ -85,47 +85,23 @@ __global__ void multiply_accumulate(Shape s, int samples, ProductList pl, bool a
 }
 
 
-class GpuBatched final : public Step {
+class GpuBatched final : public GpuStep {
  public:
   explicit GpuBatched(long threads) : threads_(int(threads)) {}
-  ~GpuBatched() override { if (plan_) cufftDestroy(plan_); }
 
   void load(const Inputs& in) override {
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     const size_t nn = size_t(in.image_size) * in.image_size;
     const long long transforms = 1LL * in.samples_per_gulp * in.channels * in.pols;
-    if (plan_samples_ != in.samples_per_gulp || plan_n_ != in.image_size) {
-      if (plan_) CUFFT_CHECK(cufftDestroy(plan_));
-      plan_ = 0;
+    if (grids_.size() != size_t(transforms) * nn) {  // one plan for the whole gulp: will its grids fit?
       grids_.resize(0);
-      // One plan for the whole gulp (64-bit sizes: a gulp of 128 x 128 grids passes 2^31
-      // elements). Will the grids, the plan's work area and two gulps of voltages fit?
-      CUFFT_CHECK(cufftCreate(&plan_));
-      CUFFT_CHECK(cufftSetAutoAllocation(plan_, 0));
-      long long dims[2] = {in.image_size, in.image_size};
-      size_t work = 0;
-      CUFFT_CHECK(cufftMakePlanMany64(plan_, 2, dims, nullptr, 1, (long long)nn, nullptr, 1, (long long)nn, CUFFT_C2C,
-                                      transforms, &work));
-      const size_t need = transforms * nn * sizeof(cufftComplex) + work + 2 * gulp_bytes(in);
-      size_t free = 0, total = 0;
-      CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      if (need > free / 10 * 9)
-        throw core::UsageError("a gulp of " + std::to_string(in.samples_per_gulp) + " samples needs " + std::to_string(need >> 20) +
-                               " MiB of device memory for its grids, the FFT's work area and the voltages; " +
-                               std::to_string(free >> 20) + " MiB are free: use fewer --samples or --channels");
-      work_.resize(work);
-      CUFFT_CHECK(cufftSetWorkArea(plan_, work_.data()));
-      plan_samples_ = in.samples_per_gulp;
-      plan_n_ = in.image_size;
+      const size_t need =
+          transforms * nn * sizeof(cufftComplex) + GridFfts::work_bytes(in.image_size, transforms) + 2 * gulp_bytes(in);
+      require_device_memory(need, "a gulp of " + std::to_string(in.samples_per_gulp) + " samples (grids, FFT work area, voltages)",
+                            "use fewer --samples or --channels");
     }
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     grids_.resize(size_t(transforms) * nn);
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
-    weight_x_.upload(in.weight_x, size_t(in.channels) * in.stands * in.support);
-    weight_y_.upload(in.weight_y, size_t(in.channels) * in.stands * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
     upload_cell_lists(in);
   }
 
@@ -150,7 +126,7 @@ class GpuBatched final : public Step {
       gulps_.consumed(g);  // the grid kernel (and autos) have read gulp g's buffer
       timer_.end();
       timer_.begin("fft");
-      CUFFT_CHECK(cufftExecC2C(plan_, grids_.data(), grids_.data(), CUFFT_INVERSE));
+      ffts_.inverse(grids_.data(), in_.image_size, 1LL * samples * in_.channels * in_.pols);
       timer_.end();
       timer_.begin("multiply");
       multiply_accumulate<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, samples, pl, g == 0, grids_.data(),
@@ -158,23 +134,12 @@ class GpuBatched final : public Step {
       CUDA_CHECK_LAUNCH();
       timer_.end();
     }
-    timer_.begin("finish");
-    finish_image<<<blocks(size_t(in_.channels) * nn, threads_), threads_>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                             weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, threads_);
   }
 
   void describe(nlohmann::json& params) const override {
     params["batch"] = in_.samples_per_gulp;  // one plan per gulp
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;  // copy runs beside the others
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
@@ -186,18 +151,11 @@ class GpuBatched final : public Step {
   }
 
   int threads_;
-  Inputs in_{};
-  Shape s_{};
-  cufftHandle plan_ = 0;
-  int plan_samples_ = 0, plan_n_ = 0;
+  GridFfts ffts_;  // one plan: every grid of a gulp
   GulpStream gulps_;  // gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<uint8_t> work_;
   core::DeviceArray<cufftComplex> grids_;
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_, cell_weight_;
+  core::DeviceArray<float> cell_weight_;
   core::DeviceArray<int32_t> cell_start_, cell_stand_;
-  core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace

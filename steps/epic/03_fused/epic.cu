@@ -3,10 +3,8 @@
 //   grids     each cell from its list of (stand, weight) (02's lists), straight into the
 //             registers of the thread that transforms it: nothing zeroed, no atomics,
 //   transforms the grid of each polarization with its own 2D inverse FFT in shared memory:
-//             64-point transforms of the columns that hold a stand (an empty column's is zero),
-//             then of the rows, each split 64 = 8 x 8 (two rounds of 8-point transforms in
-//             registers, the twiddles between them), two samples a trip so that every thread
-//             has a column,
+//             64-point transforms of the columns, then of the rows, each split 64 = 8 x 8
+//             (two rounds of 8-point transforms in registers, the twiddles between them),
 //   multiplies the fields of the two polarizations at the 8 pixels a thread ends up holding,
 //             and adds the products to sums kept in registers,
 // and after its last sample adds the sums to the image. No grid, field or product ever goes
@@ -71,94 +69,70 @@ __device__ __forceinline__ void round_two(const float2* line, int step, int k1, 
 }
 // Round one of a row (thread n2 of the row's eight), in place: the inner 8-point DFT over n1
 // and the twiddle, written back to the elements the thread read (8 k1 + n2 is again one of
-// them). Element 8 n1 + n2 is read only where bit n1 of `occupied` is set: a column with no
-// stand is zero (its transform too), and the grid's copy of it is stale. (The columns' round
-// one is in the kernel: it gathers its input.)
-__device__ __forceinline__ void round_one(float2* line, int n2, unsigned occupied) {
+// them). (The columns' round one is in the kernel: it gathers its input.)
+__device__ __forceinline__ void round_one(float2* line, int n2) {
   float2 v[8];
 #pragma unroll
-  for (int n1 = 0; n1 < 8; ++n1) v[n1] = occupied >> n1 & 1 ? line[8 * n1 + n2] : make_float2(0, 0);
+  for (int n1 = 0; n1 < 8; ++n1) v[n1] = line[8 * n1 + n2];
   dft8(v);
   line[n2] = v[0];  // k1 = 0: the twiddle is 1
 #pragma unroll
   for (int k1 = 1; k1 < 8; ++k1) line[8 * k1 + n2] = mul(v[k1], c_twiddle[n2 * k1]);
 }
 
-// A block images a slice of one channel's samples, TRIP samples (2, or 1 where two do not fit
-// in shared memory) a round trip. A thread is (lane, eighth). POLS: 1 or 2 grids. Both are
-// template parameters: the trip's loops unroll and its indices need no division.
+// A block images a slice of one channel's samples, one sample a pass. A thread is (lane,
+// eighth). POLS: 1 or 2 grids, a template parameter: the loops over the polarizations unroll.
 //
-// Columns: only the occupied ones are transformed (`column_lists`). Item i (i = lane, lane +
-// 64, ...) of the trip's TRIP x occupied column transforms is column `column_order[i mod
-// occupied]` of sample i / occupied: with two samples and at most 32 occupied columns every
-// thread has one, and the 16 warps share the work evenly. Round one gathers the item's eight
-// cells from their lists straight into registers (no zeroing, no atomics; each stand decoded
-// once a sample into `fields`, staged a trip ahead) and writes A (a column per item, unpadded:
-// only ever read down a column); round two reads A and writes the column into the sample's
-// grid B. Rows: row `lane` of each sample's B, round one in place (reading only the occupied
-// columns), round two into registers, where the products are summed. Three barriers a trip;
-// A and B are what lets one barrier serve each exchange: a round never writes what another
-// thread may still read.
+// Columns: lane x transforms column x (`column_lists`, every column in order). Round one
+// gathers the column's eight cells from their lists straight into registers (no zeroing, no
+// atomics; each stand decoded once a sample into `fields`, staged a sample ahead) and writes A
+// (unpadded: only ever read down a column); round two reads A and writes the column into the
+// grid B. Rows: row `lane` of B, round one in place, round two into registers, where the
+// products are summed. Three barriers a sample; A and B are what lets one
+// barrier serve each exchange: a round never writes what another thread may still read.
 //
 // The sums of a pixel over the samples are the four numbers every product is made of: |X|^2,
 // |Y|^2, and the real and imaginary parts of X conj(Y).
-template <int POLS, int TRIP>
+template <int POLS>
 __global__ void __launch_bounds__(kThreads, 1)
     image_samples(Shape s, int samples, int per_slice, ProductList pl, const uint8_t* __restrict__ volts,
-                  const int32_t* __restrict__ column_order, const int32_t* __restrict__ occupied_columns,
                   const int2* __restrict__ entries, const int32_t* __restrict__ entry_first,
-                  const uint4* __restrict__ entry_ends, int a_row, float* image) {
+                  const uint4* __restrict__ entry_ends, float* image) {
   extern __shared__ float2 shared[];
   constexpr int kGrid = kN * kRow;
-  float2* const grid_b = shared;                             // TRIP x POLS padded grids
-  float2* const grid_a = shared + TRIP * POLS * kGrid;       // POLS x kN rows of a_row items
-  float4* const fields = reinterpret_cast<float4*>(grid_a + POLS * kN * a_row);  // 2 trips x TRIP x stands
+  float2* const grid_b = shared;                                                 // POLS padded grids
+  float2* const grid_a = shared + POLS * kGrid;                                  // POLS x kN rows of kN columns
+  float4* const fields = reinterpret_cast<float4*>(grid_a + POLS * kN * kN);     // 2 samples x stands
   const int c = blockIdx.x, first = blockIdx.y * per_slice, last = min(samples, first + per_slice);
   const int lane = threadIdx.x % kN, eighth = threadIdx.x / kN;
   const int sample_bytes = s.stands * POLS;
   const uint8_t* channel_bytes = volts + size_t(c) * sample_bytes;  // + t * channels * sample_bytes
   const size_t sample_stride = size_t(s.channels) * sample_bytes;
-  const int occupied = __ldg(occupied_columns + c);
-  const int32_t* columns = column_order + size_t(c) * kN;
-  unsigned row_mask = 0;  // bit n1: column 8 n1 + eighth holds a stand
-  for (int ci = 0; ci < occupied; ++ci) {
-    const int x = __ldg(columns + ci);
-    if (x % 8 == eighth) row_mask |= 1u << (x / 8);
-  }
 
-  // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
-  // decoded one trip ahead.
-  uint32_t ahead[TRIP] = {};
+  // Thread a fetches stand a's bytes two samples ahead and stages them decoded one sample ahead.
+  uint32_t ahead = 0;
   auto fetch = [&](int t) {
-#pragma unroll
-    for (int k = 0; k < TRIP; ++k)
-      if (int(threadIdx.x) < s.stands && t + k < last) {
-        const uint8_t* b = channel_bytes + size_t(t + k) * sample_stride + threadIdx.x * POLS;
-        ahead[k] = POLS > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
-      }
+    if (int(threadIdx.x) < s.stands && t < last) {
+      const uint8_t* b = channel_bytes + size_t(t) * sample_stride + threadIdx.x * POLS;
+      ahead = POLS > 1 ? *reinterpret_cast<const uint16_t*>(b) : *b;
+    }
   };
   auto stage = [&](int t) {
-    float4* to = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
-    if (int(threadIdx.x) < s.stands)
-#pragma unroll
-      for (int k = 0; k < TRIP; ++k) to[k * s.stands + threadIdx.x] = decode_stand(ahead[k], POLS);
+    if (int(threadIdx.x) < s.stands) fields[((t - first) & 1) * s.stands + threadIdx.x] = decode_stand(ahead, POLS);
   };
   fetch(first);
   stage(first);
-  fetch(first + TRIP);
+  fetch(first + 1);
   __syncthreads();
 
   float xx[8] = {}, yy[8] = {}, xy_re[8] = {}, xy_im[8] = {};  // pixel (row lane, column eighth + 8 k)
-  for (int t = first; t < last; t += TRIP) {
-    const int count = min(TRIP, last - t), items = count * occupied;  // samples, column transforms
+  for (int t = first; t < last; ++t) {
     // Columns, round one: gather the eight cells, both polarizations, from the staged fields.
-    const float4* now = fields + ((t - first) / TRIP & 1) * TRIP * s.stands;
-    for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, ci = i - sample * occupied;  // TRIP <= 2: no division
-      const size_t thread = (size_t(c) * kN + ci) * 8 + eighth;  // its run of gather entries
+    const float4* now = fields + ((t - first) & 1) * s.stands;
+    {
+      const size_t thread = (size_t(c) * kN + lane) * 8 + eighth;  // its run of gather entries
       const int2* run = entries + __ldg(entry_first + thread);
       const uint4 ends = __ldg(entry_ends + thread);
-      const float4* f_of = now + sample * s.stands;
       float2 v[POLS][8];
 #pragma unroll
       for (int n1 = 0; n1 < 8; ++n1) {
@@ -166,7 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int e = n1 > 0 ? cell_end(ends, n1 - 1) : 0; e < cell_end(ends, n1); ++e) {
           const int2 entry = run[e];  // (stand, weight)
           const float w = __int_as_float(entry.y);
-          const float4 f = f_of[entry.x];
+          const float4 f = now[entry.x];
           xy.x += w * f.x, xy.y += w * f.y;
           if (POLS > 1) xy.z += w * f.z, xy.w += w * f.w;
         }
@@ -178,46 +152,45 @@ __global__ void __launch_bounds__(kThreads, 1)
         dft8(v[p]);
 #pragma unroll
         for (int k1 = 0; k1 < 8; ++k1)  // k1 = 0: the twiddle is 1 (the loop is unrolled: no test at run time)
-          grid_a[(p * kN + 8 * k1 + eighth) * a_row + i] = k1 == 0 ? v[p][0] : mul(v[p][k1], c_twiddle[eighth * k1]);
+          grid_a[(p * kN + 8 * k1 + eighth) * kN + lane] = k1 == 0 ? v[p][0] : mul(v[p][k1], c_twiddle[eighth * k1]);
       }
     }
-    // The next trip's fields into the other buffer (last read a trip ago, before a barrier),
-    // and the bytes of the one after that from global memory, a whole trip ahead of their use.
-    if (t + TRIP < last) stage(t + TRIP);
-    fetch(t + 2 * TRIP);
+    // The next sample's fields into the other buffer (last read a sample ago, before a barrier),
+    // and the bytes of the one after that from global memory, a whole sample ahead of their use.
+    if (t + 1 < last) stage(t + 1);
+    fetch(t + 2);
     __syncthreads();
 
-    // Columns, round two: A's item -> its column of the sample's grids.
-    for (int i = lane; i < items; i += kN) {
-      const int sample = i >= occupied, x = __ldg(columns + i - sample * occupied);
+    // Columns, round two: A's column -> its column of the grids.
+    {
+      const int x = lane;
 #pragma unroll
       for (int p = 0; p < POLS; ++p) {
         float2 v[8];
-        round_two(grid_a + p * kN * a_row + i, a_row, eighth, v);
+        round_two(grid_a + p * kN * kN + lane, kN, eighth, v);
 #pragma unroll
-        for (int k2 = 0; k2 < 8; ++k2) grid_b[(sample * POLS + p) * kGrid + (eighth + 8 * k2) * kRow + x] = v[k2];
+        for (int k2 = 0; k2 < 8; ++k2) grid_b[p * kGrid + (eighth + 8 * k2) * kRow + x] = v[k2];
       }
     }
     __syncthreads();
 
     // Rows, round one, in place; round two into registers, then the products.
-    for (int g = 0; g < count * POLS; ++g) round_one(grid_b + g * kGrid + lane * kRow, eighth, row_mask);
+#pragma unroll
+    for (int p = 0; p < POLS; ++p) round_one(grid_b + p * kGrid + lane * kRow, eighth);
     __syncthreads();
-    for (int sample = 0; sample < count; ++sample) {
-      float2 v[POLS][8];
+    float2 v[POLS][8];
 #pragma unroll
-      for (int p = 0; p < POLS; ++p) round_two(grid_b + (sample * POLS + p) * kGrid + lane * kRow, 1, eighth, v[p]);
-      // v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
+    for (int p = 0; p < POLS; ++p) round_two(grid_b + p * kGrid + lane * kRow, 1, eighth, v[p]);
+    // v[p][k] is the field of pol p at (row lane, column eighth + 8 k).
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const float2 fx = v[0][k];
-        xx[k] = fmaf(fx.x, fx.x, fmaf(fx.y, fx.y, xx[k]));  // two fused multiply-adds a sum
-        if (POLS > 1) {
-          const float2 fy = v[POLS - 1][k];
-          yy[k] = fmaf(fy.x, fy.x, fmaf(fy.y, fy.y, yy[k]));
-          xy_re[k] = fmaf(fx.x, fy.x, fmaf(fx.y, fy.y, xy_re[k]));
-          xy_im[k] = fmaf(fx.y, fy.x, fmaf(-fx.x, fy.y, xy_im[k]));
-        }
+    for (int k = 0; k < 8; ++k) {
+      const float2 fx = v[0][k];
+      xx[k] = fmaf(fx.x, fx.x, fmaf(fx.y, fx.y, xx[k]));  // two fused multiply-adds a sum
+      if (POLS > 1) {
+        const float2 fy = v[POLS - 1][k];
+        yy[k] = fmaf(fy.x, fy.x, fmaf(fy.y, fy.y, yy[k]));
+        xy_re[k] = fmaf(fx.x, fy.x, fmaf(fx.y, fy.y, xy_re[k]));
+        xy_im[k] = fmaf(fx.y, fy.x, fmaf(-fx.x, fy.y, xy_im[k]));
       }
     }
   }
@@ -232,33 +205,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-class Fused final : public Step {
+class Fused final : public GpuStep {
  public:
   explicit Fused(long slices) : slices_(int(slices)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
       throw core::UsageError("03_fused images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 05_cluster_128's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+                             std::to_string(in.image_size) + " is 07_cluster_128's)");
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands > kThreads)
       throw core::UsageError("03_fused decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
-    const size_t plan = size_t(in.channels) * in.stands;
-    const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's, occupied columns first
-    column_order_.upload(lists.column.data(), lists.column.size());
-    occupied_.upload(lists.occupied.data(), lists.occupied.size());
+    const ColumnLists lists = column_lists(in, false);  // 02's lists, a thread's run after another's, every column
     entries_.upload(lists.entry.data(), lists.entry.size());
     entry_first_.upload(lists.first.data(), lists.first.size());
     entry_ends_.upload(lists.ends.data(), lists.ends.size());
-    occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     float2 twiddle[kN];
     for (int m = 0; m < kN; ++m) {
@@ -267,27 +230,17 @@ class Fused final : public Step {
     }
     CUDA_CHECK(cudaMemcpyToSymbol(c_twiddle, twiddle, sizeof(twiddle)));
 
-    // Shared memory per block, per_trip samples a round trip: a padded grid per sample and
-    // polarization, A (a column per item of the busiest channel) per polarization, and two trips'
-    // decoded fields: 206,848 bytes with two samples, two polarizations, 28 occupied columns (LWA-SV
-    // at 38 MHz) and 256 stands, far over the 48 KB a block gets without asking. One sample a
-    // trip where two do not fit (a wide aperture: many occupied columns).
+    // Shared memory per block: a padded grid per polarization, A per polarization, and two
+    // samples' decoded fields: 140,288 bytes with two polarizations and 256 stands, far over the
+    // 48 KB a block gets without asking.
     int device = 0, sms = 0, per_sm = 0, most = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    auto shared_bytes = [&](int per_trip) {
-      return (size_t(per_trip) * in.pols * kN * kRow + size_t(in.pols) * kN * per_trip * occupied_max_) * sizeof(float2) +
-             2 * size_t(per_trip) * in.stands * sizeof(float4);
-    };
-    per_trip_ = shared_bytes(2) <= size_t(most) ? 2 : 1;
-    a_row_ = per_trip_ * occupied_max_;
-    smem_ = shared_bytes(per_trip_);
+    smem_ = (size_t(in.pols) * kN * kRow + size_t(in.pols) * kN * kN) * sizeof(float2) + 2 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
       throw core::UsageError("03_fused needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
-                             std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
-                             " stands; this GPU gives a block at most " + std::to_string(most));
-    const void* kernel = in.pols > 1 ? (per_trip_ > 1 ? (const void*)image_samples<2, 2> : (const void*)image_samples<2, 1>)
-                                     : (per_trip_ > 1 ? (const void*)image_samples<1, 2> : (const void*)image_samples<1, 1>);
+                             std::to_string(in.stands) + " stands; this GPU gives a block at most " + std::to_string(most));
+    const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     // Slices per channel: enough blocks for every SM to hold as many as it can at once.
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -308,10 +261,7 @@ class Fused final : public Step {
       if (g + 1 < in_.gulps) gulps_.copy(g + 1, timer_);  // overlaps this gulp's work
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
-      if (in_.pols > 1)
-        per_trip_ > 1 ? launch<2, 2>(grid, samples, per_slice, pl, volts) : launch<2, 1>(grid, samples, per_slice, pl, volts);
-      else
-        per_trip_ > 1 ? launch<1, 2>(grid, samples, per_slice, pl, volts) : launch<1, 1>(grid, samples, per_slice, pl, volts);
+      in_.pols > 1 ? launch<2>(grid, samples, per_slice, pl, volts) : launch<1>(grid, samples, per_slice, pl, volts);
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -322,17 +272,7 @@ class Fused final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -340,33 +280,22 @@ class Fused final : public Step {
     params["threads"] = kThreads;
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
-    params["samples_per_trip"] = per_trip_;
-    params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
-  template <int POLS, int TRIP>
+  template <int POLS>
   void launch(dim3 grid, int samples, int per_slice, const ProductList& pl, const uint8_t* volts) {
-    image_samples<POLS, TRIP><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(), occupied_.data(),
-                                                        entries_.data(), entry_first_.data(), entry_ends_.data(), a_row_,
-                                                        image_.data());
+    image_samples<POLS><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, entries_.data(), entry_first_.data(),
+                                                    entry_ends_.data(), image_.data());
   }
 
-  int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, per_trip_ = 2, a_row_ = 0;
+  int slices_, slices_used_ = 1, blocks_per_sm_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
-  core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
+  core::DeviceArray<int32_t> entry_first_;
   core::DeviceArray<int2> entries_;
   core::DeviceArray<uint4> entry_ends_;
-  core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace

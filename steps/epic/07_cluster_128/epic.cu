@@ -1,4 +1,4 @@
-// epic 05_cluster_128: 03's fused imaging at 128 x 128, where one image no longer fits one
+// epic 07_cluster_128: 03's fused imaging at 128 x 128, where one image no longer fits one
 // block: a 128 x 128 grid of two polarizations is 256 KB, more than an SM's 227 KB of shared
 // memory. A thread-block cluster of four blocks (four SMs) images one (channel, slice): each
 // block owns a quarter of the columns for the column transforms and a quarter of the rows for
@@ -224,35 +224,23 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads, 1)
   }
 }
 
-class Cluster final : public Step {
+class Cluster final : public GpuStep {
  public:
   explicit Cluster(long slices) : slices_(int(slices)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("05_cluster_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 03_fused's and 04_fused_half's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+      throw core::UsageError("07_cluster_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 03_fused's to 06_fused_half's)");
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands * in.pols > kMaxBytes)
-      throw core::UsageError("05_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+      throw core::UsageError("07_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
                              std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
-    const size_t plan = size_t(in.channels) * in.stands;
     const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
-    std::vector<int2> entry(lists.stand.size());
-    for (size_t e = 0; e < entry.size(); ++e) {
-      int32_t w;
-      std::memcpy(&w, &lists.weight[e], sizeof w);
-      entry[e] = make_int2(lists.stand[e], w);
-    }
+    const std::vector<int2> entry = packed_entries(lists);
     cell_start_.upload(lists.start.data(), lists.start.size());
     cell_entry_.upload(entry.data(), entry.size());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     float2 twiddle[kN];
     for (int m = 0; m < kN; ++m) {
@@ -280,7 +268,7 @@ class Cluster final : public Step {
     config.numAttrs = 1;
     int clusters = 0;  // clusters of four such blocks the GPU can hold at once
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    if (clusters < 1) throw core::RuntimeError("05_cluster_128: this GPU cannot hold a cluster of four blocks of " +
+    if (clusters < 1) throw core::RuntimeError("07_cluster_128: this GPU cannot hold a cluster of four blocks of " +
                                                std::to_string(smem_) + " bytes of shared memory");
     clusters_ = clusters;
     slices_used_ = slices_ > 0 ? slices_ : (clusters + in.channels - 1) / in.channels;
@@ -311,17 +299,7 @@ class Cluster final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -331,29 +309,21 @@ class Cluster final : public Step {
     params["cluster"] = kCluster;
     params["clusters_resident"] = clusters_;
     params["shared_bytes"] = smem_;
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0, clusters_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> cell_start_;
   core::DeviceArray<int2> cell_entry_;
-  core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace
 
 StepInfo step_info() {
-  return {"05_cluster_128", "GPU, 128 x 128 fused: a cluster of four blocks shares each image's FFT through distributed shared memory",
+  return {"07_cluster_128", "GPU, 128 x 128 fused: a cluster of four blocks shares each image's FFT through distributed shared memory",
           true, Accuracy::fp32,
           {{"slices", 0, 0, 1000, "Clusters per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"}},
           {{"--image-size", "128"}}};  // the only size it makes

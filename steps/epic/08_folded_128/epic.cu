@@ -1,4 +1,4 @@
-// epic 06_folded_128: 128 x 128 images without an exchange between blocks. 05 splits one
+// epic 08_folded_128: 128 x 128 images without an exchange between blocks. 07 splits one
 // image's transform over a cluster of four blocks, and every sample's transpose crosses the
 // cluster. Here each of four independent blocks makes a quarter of the image's rows, the rows
 // ky = 4 j + part (j < 32), from the voltages alone:
@@ -7,10 +7,10 @@
 //            column folded onto 32 cells, z[y0] = sum_m x[y0 + 32 m] e^{2 pi i (y0 + 32 m) part / 128}.
 //            The factor is folded into the gridding weights (complex, one set per part), so the
 //            gather makes z directly;
-//   columns  only the occupied ones (03's lesson: ~28 of 128 at 38 MHz), 32 = 4 x 8 points,
-//            trips of two samples as 03;
+//   columns  only the occupied ones (04's lesson: ~28 of 128 at 38 MHz), 32 = 4 x 8 points,
+//            trips of two samples as 05;
 //   rows     the block's 32 rows, 128 = 16 x 8 points, reading only the occupied columns;
-//   products both polarizations in half2 pairs (04's cells), products and sums in float.
+//   products both polarizations in half2 pairs (06's cells), products and sums in float.
 // Across the four blocks the folded column transforms cost what one 128-point transform
 // does; nothing leaves the SM. The copy, the autocorrelations and `finish` are 02's.
 #include <cuda_fp16.h>
@@ -37,7 +37,7 @@ constexpr int kRows = kN / kParts;     // rows a block makes: 32
 constexpr int kRow = kN + 1;           // a row of B in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = 512;
 
-// A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im) (04's).
+// A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im) (06's).
 struct Pair {
   half2 re, im;
 };
@@ -108,7 +108,7 @@ FoldedLists folded_lists(const Inputs& in) {
   const CellLists cl = make_cell_lists(in);
   const size_t nn = size_t(kN) * kN;
   FoldedLists l;
-  occupied_columns_first(cl, in.channels, kN, l.column, l.occupied);  // 03's order: occupied first
+  occupied_columns_first(cl, in.channels, kN, l.column, l.occupied);  // 05's order: occupied first
   l.first.assign(size_t(in.channels) * kParts * kN * 8, 0);
   l.ends.assign(l.first.size(), make_uint2(0, 0));
   for (int c = 0; c < in.channels; ++c) {
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // Thread a fetches stand a's bytes of a trip's samples two trips ahead and stages them
-  // decoded one trip ahead (03's).
+  // decoded one trip ahead (05's).
   uint32_t ahead[kTrip] = {0, 0};
   auto fetch = [&](int t) {
 #pragma unroll
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
-  // The products of the slice, added to the image (zeroed once a run), as 03.
+  // The products of the slice, added to the image (zeroed once a run), as 05.
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const int jy = kParts * j + part, jx = k1 + 16 * k;
@@ -287,23 +287,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-class Folded final : public Step {
+class Folded final : public GpuStep {
  public:
   explicit Folded(long slices) : slices_(int(slices)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("06_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 03_fused's and 04_fused_half's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+      throw core::UsageError("08_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 03_fused's to 06_fused_half's)");
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands > kThreads)
-      throw core::UsageError("06_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("08_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
-    const size_t plan = size_t(in.channels) * in.stands;
     const FoldedLists lists = folded_lists(in);
     column_order_.upload(lists.column.data(), lists.column.size());
     occupied_.upload(lists.occupied.data(), lists.occupied.size());
@@ -311,9 +307,6 @@ class Folded final : public Step {
     entry_first_.upload(lists.first.data(), lists.first.size());
     entry_ends_.upload(lists.ends.data(), lists.ends.size());
     occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     Twiddle twiddles[kN];
     for (int m = 0; m < kN; ++m) {
@@ -364,17 +357,7 @@ class Folded final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -383,30 +366,22 @@ class Folded final : public Step {
     params["blocks_per_sm"] = blocks_per_sm_;
     params["shared_bytes"] = smem_;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
   int slices_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
   core::DeviceArray<Entry> entries_;
   core::DeviceArray<uint2> entry_ends_;
-  core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace
 
 StepInfo step_info() {
-  return {"06_folded_128",
+  return {"08_folded_128",
           "GPU, 128 x 128 with no exchange: four independent blocks a channel, each a quarter of the rows from folded "
           "columns, occupied columns only, half2 cells",
           true, Accuracy::half,

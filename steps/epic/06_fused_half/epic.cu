@@ -1,7 +1,7 @@
-// epic 04_fused_half: 03 with both polarizations of a cell in one pair of half2 values,
+// epic 06_fused_half: 05 with both polarizations of a cell in one pair of half2 values,
 // (X.re, Y.re) and (X.im, Y.im). Every add and multiply of the transform is one half2
-// instruction for the two polarizations, where 03 needed two float instructions each; a cell
-// takes 8 bytes of shared memory where 03's two float2 took 16. The cells are gathered in
+// instruction for the two polarizations, where 05 needed two float instructions each; a cell
+// takes 8 bytes of shared memory where 05's two float2 took 16. The cells are gathered in
 // float and rounded to half once; the products are formed and summed in float. The error
 // against fp32 is measured and stated in the README; validation uses the half class.
 #include <cuda_fp16.h>
@@ -21,7 +21,7 @@
 namespace epic {
 namespace {
 
-constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 05's)
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 07's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
 
@@ -91,9 +91,9 @@ __device__ __forceinline__ void round_one(Pair* line, int n2, unsigned occupied)
   for (int k1 = 1; k1 < 8; ++k1) line[8 * k1 + n2] = twiddle(v[k1], n2 * k1);
 }
 
-// 03's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
+// 05's kernel with a grid of pairs: one holds both polarizations (with one polarization, Y is
 // zero), so the kernel no longer depends on their number. The same trips, always of two
-// samples (half the bytes of 03's grids: two fit in shared memory whatever the aperture, at
+// samples (half the bytes of 05's grids: two fit in shared memory whatever the aperture, at
 // most 164 KB), occupied columns shared among the threads, three barriers a trip. kMinBlocks: the blocks an
 // SM must hold at once (--min-blocks), which caps the registers a thread may use (65,536 per
 // SM: 128 for one block of 512 threads, 64 for two, at the cost of spilled values).
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
   }
 
-  // The products of the slice, added to the image (zeroed once a run), as 03.
+  // The products of the slice, added to the image (zeroed once a run), as 05.
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const int jy = lane, jx = eighth + 8 * k;
@@ -214,23 +214,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
-class Fused final : public Step {
+class Fused final : public GpuStep {
  public:
   Fused(long slices, long min_blocks) : slices_(int(slices)), min_blocks_(int(min_blocks)) {}
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("04_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 05_cluster_128's)");
-    in_ = in;
-    s_ = {in.image_size, in.support, in.stands, in.channels, in.pols, in.planes};
+      throw core::UsageError("06_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 07_cluster_128's)");
+    load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
-    image_.resize(in.image_values());
-    autos_.resize(size_t(in.channels) * in.stands);
     if (in.stands > kThreads)
-      throw core::UsageError("04_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("06_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
-    const size_t plan = size_t(in.channels) * in.stands;
     const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's
     column_order_.upload(lists.column.data(), lists.column.size());
     occupied_.upload(lists.occupied.data(), lists.occupied.size());
@@ -238,9 +234,6 @@ class Fused final : public Step {
     entry_first_.upload(lists.first.data(), lists.first.size());
     entry_ends_.upload(lists.ends.data(), lists.ends.size());
     occupied_max_ = *std::max_element(lists.occupied.begin(), lists.occupied.end());
-    weight_x_.upload(in.weight_x, plan * in.support);
-    weight_y_.upload(in.weight_y, plan * in.support);
-    correction_.upload(in.correction, size_t(in.image_size));
 
     Twiddle twiddles[kN];
     for (int m = 0; m < kN; ++m) {
@@ -258,7 +251,7 @@ class Fused final : public Step {
     a_row_ = 2 * occupied_max_;
     smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
-      throw core::UsageError("04_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+      throw core::UsageError("06_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
                              std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
                              " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
@@ -300,17 +293,7 @@ class Fused final : public Step {
       }
       gulps_.consumed(g);  // the image and autos kernels have read gulp g's buffer
     }
-    timer_.begin("finish");
-    const size_t nn = size_t(kN) * kN;
-    finish_image<<<blocks(size_t(in_.channels) * nn, 256), 256>>>(s_, pl, in_.remove_autos, autos_.data(), weight_x_.data(),
-                                                                  weight_y_.data(), correction_.data(), image_.data());
-    CUDA_CHECK_LAUNCH();
-    timer_.end();
-  }
-
-  void store(float* image) override {
-    image_.download(image);
-    phase_ms_ = timer_.totals();
+    finish(pl, 256);
   }
 
   void describe(nlohmann::json& params) const override {
@@ -320,30 +303,22 @@ class Fused final : public Step {
     params["shared_bytes"] = smem_;
     params["samples_per_trip"] = 2;
     params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+    GpuStep::describe(params);  // the phase breakdown
   }
 
  private:
   int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
-  Inputs in_{};
-  Shape s_{};
   GulpStream gulps_;  // 02's: gulp g + 1's copy beside gulp g's kernels
-  core::DeviceArray<float> image_, weight_x_, weight_y_, correction_;
   core::DeviceArray<int32_t> column_order_, occupied_, entry_first_;
   core::DeviceArray<int2> entries_;
   core::DeviceArray<uint4> entry_ends_;
-  core::DeviceArray<int4> autos_;
-  PhaseTimer timer_;
-  std::map<std::string, double> phase_ms_;
 };
 
 }  // namespace
 
 StepInfo step_info() {
-  return {"04_fused_half", "GPU, fused as 03, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
+  return {"06_fused_half", "GPU, fused as 05, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
           {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
            {"min-blocks", 1, 1, 2,
