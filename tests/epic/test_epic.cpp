@@ -501,7 +501,9 @@ TEST(EpicValidation, ZeroBaselineIsTheSumOfTheUncorrectedPixels) {
           EXPECT_NEAR(sum / scale, z.sum[size_t(q) * C + c] / scale, 1e-10)
               << "support " << g.support << " no_autos " << no_autos << " plane " << q << " channel " << c;
         }
-      if (g.support > 1) EXPECT_GT(z.pairs[0], 0) << "a kernel of support " << g.support << " overlaps neighbours";
+      if (g.support > 1) {
+        EXPECT_GT(z.pairs[0], 0) << "a kernel of support " << g.support << " overlaps neighbours";
+      }
     }
 }
 
