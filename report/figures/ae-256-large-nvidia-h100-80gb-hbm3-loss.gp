@@ -11,5 +11,10 @@ set format y '%.0s%c'
 plot 'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '02_gpu_basic', \
      'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '03_gpu_tiled', \
      'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_fused', \
-     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
-     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl'
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '05_implicit_gemm', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '06_tf32_mma', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '07_cp_async', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '08_bf16 tf32', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '08_bf16 bf16', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
+     'ae-256-large-nvidia-h100-80gb-hbm3-loss.dat' index 9 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl'

@@ -1,7 +1,7 @@
 # ae-64-large-nvidia-h100-80gb-hbm3-reconstructions.gp: rendered by stepwise_report with `gnuplot ae-64-large-nvidia-h100-80gb-hbm3-reconstructions.gp`
 set terminal pngcairo size 1240,374 noenhanced font "Sans,10"
 set output 'ae-64-large-nvidia-h100-80gb-hbm3-reconstructions.png'
-set title 'inputs (top) and reconstructions (bottom): 04_gpu_fused, batch 64, problem large, NVIDIA H100 80GB HBM3'
+set title 'inputs (top) and reconstructions (bottom): 08_bf16 bf16, batch 64, problem large, NVIDIA H100 80GB HBM3'
 set size ratio -1
 set xrange [-0.5:269.5]
 set yrange [-0.5:65.5]

@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'ae-64-large-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'ae batch 64, problem large, NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:97.330418]
-set xrange [-0.6:4.6]
+set yrange [0.33333333:125.60588]
+set xrange [-0.6:8.6]
 set ylabel 'speedup over 02_gpu_basic (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7

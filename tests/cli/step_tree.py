@@ -30,6 +30,12 @@ for track in ("mri", "mc", "epic", "ae"):
     steps = sorted(d for d in os.listdir(os.path.join(root, "steps", track)) if re.match(r"\d\d_", d))
     roots = []
     for step in steps:
+        # The step names itself (step_info's first field, the record's "step") as its folder
+        # does: a renumbered step that kept its old name writes records under the old number.
+        folder = os.path.join(root, "steps", track, step)
+        source = "".join(open(os.path.join(folder, f)).read() for f in os.listdir(folder) if f.endswith((".cu", ".cpp")))
+        names = re.findall(r'return \{"(\d\d_[a-z0-9_]+)"', source)
+        check(names == [step], f"{track} {step}: its source names it {step} (step_info says {names})")
         line = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
         parent = line[0]
         if parent == "none":

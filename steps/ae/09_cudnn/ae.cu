@@ -1,4 +1,4 @@
-// ae 06_cudnn: the library reference. The training step of 02 and 03 with every convolution
+// ae 09_cudnn: the library reference. The training step of 02 and 03 with every convolution
 // done by cuDNN, through its legacy convolution API (cudnn_cnn.h): the forward pass
 // (cudnnConvolutionForward, then cudnnAddTensor for the bias), the input gradient
 // (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
@@ -125,7 +125,7 @@ Choice<Algo> pick(const Perf* results, int count, size_t limit, bool transforms,
           (transforms || !is_transform(r.algo)))
         return {r.algo, r.memory, timed ? r.time : 0.0f, r.determinism};
     }
-  throw core::RuntimeError("06_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
+  throw core::RuntimeError("09_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
                            std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)" +
                            (transforms ? "" : " without Winograd or FFT (--transforms 1 allows them)"));
 }
@@ -445,7 +445,7 @@ class Cudnn final : public ElementwiseLayers {
 }  // namespace
 
 StepInfo step_info() {
-  return {"06_cudnn", "GPU: cuDNN convolutions (forward, backward data, backward filter), fp32 FMA math, NCHW", true,
+  return {"09_cudnn", "GPU: cuDNN convolutions (forward, backward data, backward filter), fp32 FMA math, NCHW", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of our own kernels (a multiple of 32, a power of 2 for the loss reduction)"},
