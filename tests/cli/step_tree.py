@@ -50,6 +50,51 @@ for track in ("mri", "mc", "epic", "ae"):
         check(shown is not None, f"{track} {step}: list shows 'from {parent[:2]}'")
     check(roots == [steps[0]], f"{track}: one root, the first step ({roots})")
 
+# `lessons`: each pair's count is what `diff -u` of the two sources (and of their compiler
+# flags) changes, non-blank lines without the file headers; the median leaves references out.
+def changed(a, b):
+    p = subprocess.run(["diff", "-u", a, b], capture_output=True, text=True)
+    return sum(1 for l in p.stdout.splitlines()
+               if l[:1] in "+-" and not l.startswith(("+++ ", "--- ")) and l[1:].strip())
+
+
+def source(folder):
+    return next(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith((".cu", ".cpp")))
+
+
+for track in ("mri", "mc", "epic", "ae"):
+    out = run(driver, "lessons", track)
+    check(out.returncode == 0, f"lessons {track} exits 0")
+    rows = {m.group(2): (m.group(1), int(m.group(3)), m.group(4))
+            for m in re.finditer(r"^\S+\s+(\d\d) -> (\S+)\s+(\d+)(.*)$", out.stdout, re.M)}
+    counted = []
+    for step in sorted(d for d in os.listdir(os.path.join(root, "steps", track)) if re.match(r"\d\d_", d)):
+        parent, *kind = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
+        if parent == "none":
+            check(step not in rows, f"lessons {track}: the root {step} has no row")
+            continue
+        a, b = os.path.join(root, "steps", track, parent), os.path.join(root, "steps", track, step)
+        want = changed(source(a), source(b))
+        fa, fb = os.path.join(a, "compiler_flags"), os.path.join(b, "compiler_flags")
+        if os.path.exists(fa) or os.path.exists(fb):
+            want += changed(fa if os.path.exists(fa) else "/dev/null", fb if os.path.exists(fb) else "/dev/null")
+        got = rows.get(step)
+        check(got is not None and got[0] == parent[:2] and got[1] == want,
+              f"lessons {track} {step}: {want} changed lines against {parent} ({got})")
+        if kind != ["reference"]:
+            counted.append(want)
+        else:
+            check(got is not None and "not counted" in got[2], f"lessons {track} {step}: a reference is not counted")
+    counted.sort()
+    n = len(counted)
+    median = counted[n // 2] if n % 2 else (counted[n // 2 - 1] + counted[n // 2]) / 2
+    line = re.search(r"median (\S+) over (\d+) pairs, largest (\d+), over 400: (\d+)", out.stdout)
+    check(line is not None and float(line.group(1)) == median and int(line.group(2)) == n
+          and int(line.group(3)) == counted[-1] and int(line.group(4)) == sum(c > 400 for c in counted),
+          f"lessons {track}: median {median} over {n} pairs, largest {counted[-1]} ({line and line.group(0)})")
+bad = run(driver, "lessons", "nope")
+check(bad.returncode == 2 and "unknown track 'nope'" in bad.stderr, "lessons of an unknown track: exit 2, named")
+
 # Bad parent files, in a copy of the driver with a steps/ tree of its own.
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
