@@ -7,7 +7,8 @@
 # Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
 # A copy whose .git is not the checkout's names its commit in .stepwise-commit (git-ignored:
 # send it with the tree, e.g. `git rev-parse --short HEAD > .stepwise-commit`), or the records
-# say what that other .git describes.
+# say what that other .git describes. A copy laid over an older tree: send `git ls-files >
+# .stepwise-files` too, and the files the commit no longer has are removed first.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/stepwise-out}
@@ -27,6 +28,16 @@ DEVICE_TAG=${DEVICE_TAG:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/
 DEVICE_TAG=${DEVICE_TAG:-gpu}
 # Builds name the commit they come from; a copy of the tree without .git reads .stepwise-commit.
 [ -f "$ROOT/.stepwise-commit" ] && export STEPWISE_COMMIT=$(cat "$ROOT/.stepwise-commit")
+# A copy laid over an older checkout keeps the files the commit has since deleted or renamed (a
+# renamed step's old folder is then a step of its own). With the commit's file list beside it
+# (`git ls-files > .stepwise-files`, git-ignored), every other file outside build folders and
+# .git goes first.
+if [ -f "$ROOT/.stepwise-files" ]; then
+  ( cd "$ROOT" && comm -23 <(find . \( -path './build*' -o -path ./.git -o -path ./.data \) -prune -o -type f -print |
+                            sed 's|^\./||' | LC_ALL=C sort) <(LC_ALL=C sort .stepwise-files) |
+      grep -vx -e .stepwise-files -e .stepwise-commit | while IFS= read -r f; do rm -f -- "$f"; echo "removed $f (not in .stepwise-files)"; done
+    find steps common tests labs report -type d -empty -delete )
+fi
 
 
 # GPU step programs: every step whose source is a .cu file, as TRACK ID pairs.
