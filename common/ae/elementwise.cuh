@@ -4,7 +4,7 @@
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
 // the steps' sources hold only what each one changes. (04_gpu_fused folds this work into its
-// convolutions and 05_implicit_gemm to 08_bf16 keep NHWC; they have their own.)
+// convolutions; 05_implicit_gemm to 08_bf16 keep NHWC: elementwise_nhwc.cuh.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps
