@@ -33,9 +33,17 @@ DEVICE_TAG=${DEVICE_TAG:-gpu}
 # (`git ls-files > .stepwise-files`, git-ignored), every other file outside build folders and
 # .git goes first.
 if [ -f "$ROOT/.stepwise-files" ]; then
-  ( cd "$ROOT" && comm -23 <(find . \( -path './build*' -o -path ./.git -o -path ./.data \) -prune -o -type f -print |
-                            sed 's|^\./||' | LC_ALL=C sort) <(LC_ALL=C sort .stepwise-files) |
-      grep -vx -e .stepwise-files -e .stepwise-commit | while IFS= read -r f; do rm -f -- "$f"; echo "removed $f (not in .stepwise-files)"; done
+  # Both lists in C order, and comm in C order too: in another locale comm matches nothing and
+  # would call every file stale.
+  stale=$(cd "$ROOT" && LC_ALL=C comm -23 \
+            <(find . \( -path './build*' -o -path ./.git -o -path ./.data \) -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort) \
+            <(LC_ALL=C sort .stepwise-files) | grep -vx -e .stepwise-files -e .stepwise-commit)
+  # A list that would remove a file the tree cannot lack is the list's fault: stop, remove nothing.
+  if grep -qx -e meson.build -e stepwise <<< "$stale"; then
+    echo "gpu_proof.sh: .stepwise-files does not list meson.build or stepwise; removed nothing" >&2
+    exit 2
+  fi
+  ( cd "$ROOT" && [ -n "$stale" ] && while IFS= read -r f; do rm -f -- "$f"; echo "removed $f (not in .stepwise-files)"; done <<< "$stale"
     find steps common tests labs report -type d -empty -delete )
 fi
 
@@ -76,7 +84,7 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
     # library kernels is instrumented and the run outlasts any limit. initcheck of ae_09 takes
     # the heuristics path (--algo-search 0): our kernels are all checked, and the library
     # kernels it picks too. memcheck, racecheck and synccheck keep the timed search.
-    extra=""; [ $tool = initcheck ] && [ $prog = ae_10_cudnn ] && extra="--algo-search 0"
+    extra=""; [ $tool = initcheck ] && [ $prog = ae_11_cudnn ] && extra="--algo-search 0"
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool $pad --error-exitcode 9 \
       "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} $extra --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
     echo "$tool $prog $k: exit $? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | tail -1)" > "$f.summary"' < "$work/jobs"

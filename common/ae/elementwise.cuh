@@ -1,10 +1,10 @@
-// The element-wise kernels of the NCHW GPU steps (03_gpu_basic, 04_gpu_tiled, 10_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (03_gpu_basic, 04_tiled_conv, 05_gpu_tiled, 11_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
-// the steps' sources hold only what each one changes. (05_gpu_fused folds this work into its
-// convolutions; 06_implicit_gemm to 09_bf16 keep NHWC: elementwise_nhwc.cuh.)
+// the steps' sources hold only what each one changes. (06_gpu_fused folds this work into its
+// convolutions; 07_implicit_gemm to 10_bf16 keep NHWC: elementwise_nhwc.cuh.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps
@@ -19,7 +19,7 @@
 namespace ae {
 namespace {
 
-// v = max(v, 0) in place, after a convolution (07 has cuDNN's instead).
+// v = max(v, 0) in place, after a convolution (11 has cuDNN's instead).
 __global__ void relu(size_t n, float* v) {
   const size_t idx = global_index();
   if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);

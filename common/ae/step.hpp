@@ -51,7 +51,7 @@ class Step {
   // Parameters the step chose itself; they go into the record's "params" beside the flags.
   virtual void describe(nlohmann::json& params) const { (void)params; }
   // The accuracy class of the arithmetic this step was made with, where its flags choose it
-  // (09's --precision); step_info()'s class otherwise. Validation applies its thresholds.
+  // (10's --precision); step_info()'s class otherwise. Validation applies its thresholds.
   virtual std::optional<Accuracy> accuracy() const { return std::nullopt; }
 };
 

@@ -1,9 +1,10 @@
-// ae 07_tf32_mma: 06's implicit-GEMM convolutions with their products on the tensor cores. The
-// staged tiles, their layout and the blocks' share of the products are 06's; where each thread
-// of 06 multiplied its 16 x 8 parts of the warp's tile with FP32 FMAs, one value of k at a
-// time, the warp now hands them to mma.sync.m16n8k8, eight values of k per instruction, with
-// both operands rounded to TF32 (10-bit mantissas; products summed in float). The weights are
-// rounded once per step, where they are arranged. The step is validated against the tf32 class.
+// ae 09_cp_async: 08's tensor-core products with their operand tiles copied by cp.async, three
+// stages deep. In 08 a block's threads load a tile into registers, store it to shared memory,
+// wait at a barrier and only then multiply: the tensor cores idle while the copy waits on
+// memory, and the copy waits while they work. Here each thread issues cp.async copies (global
+// to shared memory without passing through registers) of the tiles two steps ahead, and
+// multiplies the tile that has landed: the copy of tile k + 2 overlaps the products of tile k.
+// The products, their order and the epilogues are 08's, bit for bit.
 //
 // Activations are stored NHWC (channels last), so that a pixel's channels are contiguous and a
 // 3x3 convolution becomes a matrix product over (pixel) x (tap, channel) read straight from
@@ -18,11 +19,11 @@
 // mantissas, products summed in float), from tiles the block stages in shared memory. Activations,
 // gradients and master weights stay float in memory. The weight gradient's pixel sum is split over
 // blocks that write partial sums; a second kernel adds them in a fixed order and writes the
-// reference layout, so the result is the same bit for bit from run to run (as in 04). Bias and ReLU
+// reference layout, so the result is the same bit for bit from run to run (as in 05). Bias and ReLU
 // are applied where the forward product is stored; the ReLU's mask is applied where pooling and
 // upsampling pass the gradient back.
 //
-// Channel counts are padded to multiples of 4 (16 bytes, one copy) in the layout: the
+// Channel counts are padded to multiples of 4 (16 bytes, one cp.async) in the layout: the
 // image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <cstdint>
@@ -36,14 +37,22 @@ namespace {
 
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// ---- The copies, and the PTX instructions of the products ----
+// ---- The PTX instructions this step is built on ----
 
-// Copies 16 bytes from global to shared memory through a register; with `valid` false it
-// writes 16 zero bytes and reads nothing (the padding of the convolution). Both addresses must
-// be 16-byte aligned.
-__device__ __forceinline__ void copy16(float* shared_to, const float* global_from, bool valid) {
-  *reinterpret_cast<float4*>(shared_to) =
-      valid ? *reinterpret_cast<const float4*>(global_from) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+// Copies 16 bytes from global to shared memory without passing through registers; with
+// `valid` false it writes 16 zero bytes and reads nothing (the padding of the convolution).
+// Both addresses must be 16-byte aligned.
+__device__ __forceinline__ void cp_async16(float* shared_to, const float* global_from, bool valid) {
+  const unsigned to = unsigned(__cvta_generic_to_shared(shared_to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from), "r"(valid ? 16 : 0)
+               : "memory");
+}
+// Closes the group of copies issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most `kPending` of this thread's groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 // Rounds to TF32 (10 mantissa bits) to nearest, ties away from zero; the tensor core would
 // otherwise just drop the low 13 bits.
@@ -88,6 +97,7 @@ using SmallTile = Tile<64, 64, 32, 32, 3>;
 using NarrowTile = Tile<128, 8, 32, 8, 3>;
 
 constexpr int kK = 32;      // the k extent of a staged tile: 4 mma steps between barriers
+constexpr int kStages = 3;  // tiles in flight: the copy of tile k + 2 overlaps the products of tile k
 // Padding of the staged rows, so that the fragment reads of a warp hit 32 different banks:
 // a k-contiguous row of kK + 4 floats puts A[g][t] at bank 4g + t; a row along m or n of
 // (length = 8 mod 32) floats puts A[t][g] at bank 8t + g.
@@ -132,11 +142,11 @@ struct Mma {
 
 template <class T>
 constexpr size_t conv_shared_bytes() {
-  return size_t(T::kM + T::kN) * kPitchK * sizeof(float);
+  return size_t(kStages) * (T::kM + T::kN) * kPitchK * sizeof(float);
 }
 template <class T>
 constexpr size_t weight_shared_bytes() {
-  return size_t(kK) * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
+  return size_t(kStages) * kK * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
 }
 
 // ---- The forward pass and the input gradient: one implicit GEMM ----
@@ -155,15 +165,15 @@ struct ConvShape {
 // TF32 (arrange_weights). Grid: x = tiles of pixels, y = tiles of output channels.
 //
 // Staging: a tile's kK values of k for one pixel are kK / 4 groups of 4 channels of one tap,
-// each one 16-byte copy from the pixel's neighbour (or zeros). A thread
+// each one cp.async of 16 contiguous bytes from the pixel's neighbour (or zeros). A thread
 // always copies the same column group (its k offset) for the same rows (its pixels): it finds
 // its pixels once, and per tile only the tap and channel of its column.
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_gemm(ConvShape s, const float* __restrict__ in, const float* __restrict__ weight,
               const float* __restrict__ bias, float* __restrict__ out) {
-  float* staged_a = shared_floats();            // [kM][kPitchK]: pixels x k
-  float* staged_b = staged_a + T::kM * kPitchK;  // [kN][kPitchK]: channels x k
+  float* staged_a = shared_floats();                           // [kStages][kM][kPitchK]: pixels x k
+  float* staged_b = staged_a + kStages * T::kM * kPitchK;      // [kStages][kN][kPitchK]: channels x k
   const int M = s.images * s.h * s.w, N = s.out_ch, K = 9 * s.in_ch;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(K, kK);
@@ -188,25 +198,25 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_x[i] = x;
   }
 
-  const auto stage_tile = [&](int tile) {
+  const auto stage_tile = [&](int stage, int tile) {
     const int k = tile * kK + 4 * group;
     const int tap = k / s.in_ch, c = k - tap * s.in_ch;  // 4 channels of one tap: in_ch % 4 == 0
     const int dy = tap / 3 - 1, dx = tap % 3 - 1;
-    float* a = staged_a + first_row * kPitchK + 4 * group;
+    float* a = staged_a + (stage * T::kM + first_row) * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       if (T::kM % kRowStep != 0 && first_row + i * kRowStep >= T::kM) break;
       const int y = pixel_y[i] + dy, x = pixel_x[i] + dx;
       const bool valid = tap < 9 && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      copy16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
+      cp_async16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
     }
-    float* b = staged_b + first_row * kPitchK + 4 * group;
+    float* b = staged_b + (stage * T::kN + first_row) * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int n = first_row + i * kRowStep;
       if (T::kN % kRowStep != 0 && n >= T::kN) break;
       const bool valid = n0 + n < N && k < K;
-      copy16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
+      cp_async16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
     }
   };
 
@@ -215,13 +225,23 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int warp_m = warp % T::kWarpsM * T::kWarpM, warp_n = warp / T::kWarpsM * T::kWarpN;
   float sum[T::kFragsM][T::kFragsN][4] = {};
 
+  // The pipeline: kStages - 1 tiles are requested before the first product; each iteration
+  // waits for the oldest, requests one more into the buffer the previous iteration read, and
+  // multiplies. A commit per iteration, even an empty one, keeps the group count in step.
+#pragma unroll
+  for (int p = 0; p < kStages - 1; ++p) {
+    if (p < tiles) stage_tile(p, p);
+    cp_async_commit();
+  }
   for (int tile = 0; tile < tiles; ++tile) {
-    __syncthreads();  // everyone is done with the previous tile
-    stage_tile(tile);
-    __syncthreads();  // everyone's copies of this one are in place
+    cp_async_wait<kStages - 2>();  // this thread's copies of `tile` have landed ...
+    __syncthreads();               // ... and everyone's; and everyone is done with tile - 1
+    if (tile + kStages - 1 < tiles) stage_tile((tile + kStages - 1) % kStages, tile + kStages - 1);
+    cp_async_commit();
 
-    const float* a = staged_a + (warp_m + g) * kPitchK + t;
-    const float* b = staged_b + (warp_n + g) * kPitchK + t;
+    const int stage = tile % kStages;
+    const float* a = staged_a + (stage * T::kM + warp_m + g) * kPitchK + t;
+    const float* b = staged_b + (stage * T::kN + warp_n + g) * kPitchK + t;
 #pragma unroll
     for (int kk = 0; kk < kK; kk += Mma::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
@@ -235,6 +255,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         for (int j = 0; j < T::kFragsN; ++j) Mma::mma(sum[i][j], fa[i], fb[j]);
     }
   }
+  cp_async_wait<0>();  // nothing may be in flight when the block ends (only empty groups are)
 
   // The epilogue: bias, ReLU, and two neighbouring channels of a pixel per 8-byte store.
 #pragma unroll
@@ -276,8 +297,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     weight_gemm(WeightShape s, const float* __restrict__ in, const float* __restrict__ d_out,
                 float* __restrict__ partial) {
   constexpr int kPitchA = pitch_mn(T::kM), kPitchB = pitch_mn(T::kN);
-  float* staged_a = shared_floats();          // [kK][kPitchA]: pixels x (tap, c)
-  float* staged_b = staged_a + kK * kPitchA;  // [kK][kPitchB]: pixels x out channel
+  float* staged_a = shared_floats();                         // [kStages][kK][kPitchA]: pixels x (tap, c)
+  float* staged_b = staged_a + kStages * kK * kPitchA;       // [kStages][kK][kPitchB]: pixels x out channel
   const int M = 9 * s.in_ch, N = s.out_ch, P = s.images * s.h * s.w;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(P, kK);
@@ -305,8 +326,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_y[i] = p / s.w % s.h;
   }
 
-  const auto stage_tile = [&](int tile) {
-    float* a = staged_a + row_a * kPitchA + 4 * group_a;
+  const auto stage_tile = [&](int stage, int tile) {
+    float* a = staged_a + (stage * kK + row_a) * kPitchA + 4 * group_a;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       const int r = row_a + i * kRowStepA;
@@ -314,20 +335,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const int p = tile * kK + r;
       const int x = pixel_x[i] + dx, y = pixel_y[i] + dy;
       const bool valid = p < P && m < M && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      copy16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
+      cp_async16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
       for (pixel_x[i] += kK; pixel_x[i] >= s.w;) {
         pixel_x[i] -= s.w;
         if (++pixel_y[i] == s.h) pixel_y[i] = 0;
       }
     }
-    float* b = staged_b + row_b * kPitchB + 4 * group_b;
+    float* b = staged_b + (stage * kK + row_b) * kPitchB + 4 * group_b;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int r = row_b + i * kRowStepB;
       if (kK % kRowStepB != 0 && r >= kK) break;
       const int p = tile * kK + r;
       const bool valid = p < P && n < N;
-      copy16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
+      cp_async16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
     }
   };
 
@@ -337,13 +358,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float sum[T::kFragsM][T::kFragsN][4] = {};
   float bias_sum = 0;
 
+#pragma unroll
+  for (int q = 0; q < kStages - 1; ++q) {
+    if (first + q < last) stage_tile(q, first + q);
+    cp_async_commit();
+  }
   for (int tile = first; tile < last; ++tile) {
+    cp_async_wait<kStages - 2>();
     __syncthreads();
-    stage_tile(tile);
-    __syncthreads();
+    if (tile + kStages - 1 < last) stage_tile((tile - first + kStages - 1) % kStages, tile + kStages - 1);
+    cp_async_commit();
 
-    const float* a = staged_a + t * kPitchA + warp_m + g;
-    const float* b = staged_b + t * kPitchB + warp_n + g;
+    const int stage = (tile - first) % kStages;
+    const float* a = staged_a + (stage * kK + t) * kPitchA + warp_m + g;
+    const float* b = staged_b + (stage * kK + t) * kPitchB + warp_n + g;
 #pragma unroll
     for (int kk = 0; kk < kK; kk += Mma::kStepK) {
       uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
@@ -357,11 +385,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         for (int j = 0; j < T::kFragsN; ++j) Mma::mma(sum[i][j], fa[i], fb[j]);
     }
     if (sums_bias) {
-      const float* column = staged_b + tid;
+      const float* column = staged_b + stage * kK * kPitchB + tid;
 #pragma unroll 8
       for (int r = 0; r < kK; ++r) bias_sum += column[r * kPitchB];
     }
   }
+  cp_async_wait<0>();
 
   float* split = partial + size_t(blockIdx.z) * (size_t(M) * N + N);
 #pragma unroll
@@ -434,7 +463,7 @@ enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
 // The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
-// activations NHWC, the activations' gradients in two buffers used in turn (04's). SGD updates
+// activations NHWC, the activations' gradients in two buffers used in turn (05's). SGD updates
 // the float master weights in the reference layout; the products read the rounded copies
 // arrange_weights makes.
 class ImplicitGemm final : public LayeredTraining {
@@ -641,7 +670,7 @@ class ImplicitGemm final : public LayeredTraining {
 }  // namespace
 
 StepInfo step_info() {
-  return {"07_tf32_mma", "GPU: 06's implicit GEMMs on the tensor cores (TF32 mma.sync)", true,
+  return {"09_cp_async", "GPU: 08's tensor-core GEMMs with their tiles copied by cp.async, three stages deep", true,
           Accuracy::tf32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"},

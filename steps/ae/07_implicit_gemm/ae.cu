@@ -1,11 +1,15 @@
-// ae 09_bf16: 08's training step with the tensor cores' operands in bfloat16 (--precision bf16,
-// the default): float's exponent with 7 mantissa bits instead of TF32's 10, so an mma.sync
-// step takes 16 values of k (m16n8k16) in the registers that held 8, and the tensor cores
-// multiply twice as many per instruction. Sums stay float, and so do activations, gradients
-// and the master weights: only the operands are rounded, as they enter the product, and the
-// step is validated against the bf16 class. The k order inside a product is free as long as
-// both operands agree, and the BF16 fragments use it for wide, conflict-free shared-memory
-// reads (Mma<Operands::bf16>). --precision tf32 is 08, bit for bit.
+// ae 07_implicit_gemm: every convolution of 05 as a matrix product read straight from NHWC
+// activations, an implicit GEMM, still in FP32 FMAs. 05 tiled each convolution by its image:
+// a block's tile of pixels, channels staged eight at a time, with a loop of its own for each of
+// the three passes. Here the three passes are one shape, a product of an M x K and a K x N
+// matrix (below), computed by one kernel for the forward pass and the input gradient and one
+// for the weight gradient: a block stages a 32-deep slice of k of both operands in shared
+// memory (16-byte copies: NHWC puts 4 channels of a pixel side by side), and each warp sums a
+// 64 x 32 part of the block's 128 x 128 tile, a thread 64 of its sums in registers, so that
+// every value read from shared memory serves 8 products. The products' arrangement (16 x 8
+// parts, a thread's four sums in each) is the one the tensor cores' mma.sync will take over in
+// 08; the element-wise layers follow the layout (NHWC kernels, common/ae/elementwise_nhwc.cuh;
+// ReLU in the product's epilogue).
 //
 // Activations are stored NHWC (channels last), so that a pixel's channels are contiguous and a
 // 3x3 convolution becomes a matrix product over (pixel) x (tap, channel) read straight from
@@ -16,20 +20,16 @@
 //   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
 //
 // where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
-// outside the image). The products run as mma.sync.m16n8k16 in BF16 (operands rounded to 7-bit
-// mantissas, products summed in float), or with --precision tf32 as 08's mma.sync.m16n8k8 in TF32
-// (10-bit mantissas). Either way activations, gradients and master weights stay float in memory:
-// the option is the precision of the tensor cores' operands. The weight gradient's pixel sum is
-// split over blocks that write partial sums; a second kernel adds them in a fixed order and writes
-// the reference layout, so the result is the same bit for bit from run to run (as in 04). Bias and
-// ReLU are applied where the forward product is stored; the ReLU's mask is applied where pooling
-// and upsampling pass the gradient back.
+// outside the image). The products run as FP32 FMAs from tiles the block stages in shared memory.
+// Activations, gradients and master weights stay float in memory. The weight gradient's pixel sum
+// is split over blocks that write partial sums; a second kernel adds them in a fixed order and
+// writes the reference layout, so the result is the same bit for bit from run to run (as in 05).
+// Bias and ReLU are applied where the forward product is stored; the ReLU's mask is applied where
+// pooling and upsampling pass the gradient back.
 //
-// Channel counts are padded to multiples of 4 (16 bytes, one cp.async) in the layout: the
+// Channel counts are padded to multiples of 4 (16 bytes, one copy) in the layout: the
 // image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
-#include <cstdint>
-#include <optional>
 #include <string>
 
 #include "ae/elementwise_nhwc.cuh"
@@ -40,84 +40,36 @@ namespace {
 
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// ---- The PTX instructions this step is built on ----
+// ---- The copies and the products ----
 
-// Copies 16 bytes from global to shared memory without passing through registers; with
-// `valid` false it writes 16 zero bytes and reads nothing (the padding of the convolution).
-// Both addresses must be 16-byte aligned.
-__device__ __forceinline__ void cp_async16(float* shared_to, const float* global_from, bool valid) {
-  const unsigned to = unsigned(__cvta_generic_to_shared(shared_to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from), "r"(valid ? 16 : 0)
-               : "memory");
+// Copies 16 bytes from global to shared memory through a register; with `valid` false it
+// writes 16 zero bytes and reads nothing (the padding of the convolution). Both addresses must
+// be 16-byte aligned.
+__device__ __forceinline__ void copy16(float* shared_to, const float* global_from, bool valid) {
+  *reinterpret_cast<float4*>(shared_to) =
+      valid ? *reinterpret_cast<const float4*>(global_from) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
-// Closes the group of copies issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `kPending` of this thread's groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-// Rounds to TF32 (10 mantissa bits) to nearest, ties away from zero; the tensor core would
-// otherwise just drop the low 13 bits.
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
-}
-// d += a b for a 16x8 tile of d, a 16x8 tile of a (row-major) and an 8x8 tile of b (column-major),
-// spread over the 32 threads of a warp (g = lane / 4, t = lane % 4):
-//   a[0] = A[g][t], a[1] = A[g + 8][t], a[2] = A[g][t + 4], a[3] = A[g + 8][t + 4]
-//   b[0] = B[t][g], b[1] = B[t + 4][g]
+// d += a b for one value of k of a thread's four sums in a 16 x 8 part of the product: rows g
+// and g + 8 (a[0], a[1]) by columns 2t and 2t + 1 (b[0], b[1]), for lane g x 4 + t of its warp.
+// (These are the places mma.sync.m16n8k8 gives the lane's sums: 06.)
 //   d[0] = D[g][2t], d[1] = D[g][2t + 1], d[2] = D[g + 8][2t], d[3] = D[g + 8][2t + 1]
-// (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32).
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+__device__ __forceinline__ void fma_part(float (&d)[4], const float (&a)[2], const float (&b)[2]) {
+  d[0] += a[0] * b[0];
+  d[1] += a[0] * b[1];
+  d[2] += a[1] * b[0];
+  d[3] += a[1] * b[1];
 }
-// Rounds to bfloat16 (float's exponent, 7 stored mantissa bits) to nearest, ties to even, and
-// returns the result as a float (its low 16 bits zero).
-__device__ __forceinline__ float round_bf16(float x) {
-  unsigned short r;
-  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-  return __uint_as_float(uint32_t(r) << 16);
-}
-// Two floats rounded to bfloat16 (to nearest, ties to even) in one register, `lo` in the low
-// half: the fragment element of the lower k. (cvt.rn.bf16x2.f32 d, a, b puts a in the UPPER half.)
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-// The same for two floats already rounded to bfloat16: their upper halves, moved (no rounding).
-__device__ __forceinline__ uint32_t pack_rounded(float lo, float hi) {
-  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
-}
-// d += a b as mma_tf32, in BF16 and with k = 16: a 16x16 tile of a, a 16x8 tile of b, two
-// bfloat16 values per register, the lower k in the low half:
-//   a[0] = A[g][2t, 2t + 1], a[1] = A[g + 8][2t, 2t + 1], a[2] = A[g][2t + 8, 2t + 9], a[3] = A[g + 8][2t + 8, 2t + 9]
-//   b[0] = B[2t, 2t + 1][g], b[1] = B[2t + 8, 2t + 9][g]
-//   d as for mma_tf32
-// (PTX ISA, "Matrix Fragments for mma.m16n8k16", .bf16).
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // ---- Tiles ----
 
 // A block computes a kM x kN tile of the product; each of its warps a kWarpM x kWarpN part of
-// it as (kWarpM / 16) x (kWarpN / 8) mma tiles, whose sums stay in registers.
+// it as (kWarpM / 16) x (kWarpN / 8) parts of 16 x 8 (fma_part), whose sums stay in registers.
 template <int M, int N, int WarpM, int WarpN, int MinBlocks>
 struct Tile {
   static constexpr int kM = M, kN = N, kWarpM = WarpM, kWarpN = WarpN;
   static constexpr int kWarpsM = M / WarpM, kWarps = kWarpsM * (N / WarpN), kThreads = 32 * kWarps;
   static constexpr int kFragsM = WarpM / 16, kFragsN = WarpN / 8;
   static constexpr int kMinBlocks = MinBlocks;  // per SM, for __launch_bounds__ (registers)
-  static_assert(M % WarpM == 0 && N % WarpN == 0 && WarpM % 16 == 0 && WarpN % 8 == 0, "whole mma tiles");
+  static_assert(M % WarpM == 0 && N % WarpN == 0 && WarpM % 16 == 0 && WarpN % 8 == 0, "whole 16 x 8 parts");
 };
 // 128 x 128: each operand value staged serves 128 products (the most arithmetic per byte of
 // shared memory); 8 warps of 64 x 32, 64 sums per thread. For products large enough to fill
@@ -130,111 +82,20 @@ using SmallTile = Tile<64, 64, 32, 32, 3>;
 // padded to 4), where a wider tile would compute mostly zeros.
 using NarrowTile = Tile<128, 8, 32, 8, 3>;
 
-constexpr int kK = 32;      // the k extent of a staged tile: 4 TF32 or 2 BF16 mma steps between barriers
-constexpr int kStages = 3;  // tiles in flight: the copy of tile k + 2 overlaps the products of tile k
-// Padding of the staged rows, so that the fragment reads of a warp hit 32 different banks:
-// a k-contiguous row of kK + 4 floats puts A[g][t] at bank 4g + t; a row along m or n of
-// (length = 8 mod 32) floats puts A[t][g] at bank 8t + g.
+constexpr int kK = 32;      // the k extent of a staged tile
+// Padding of the staged rows (the pitches 08's fragment reads need; 07's reads are free of
+// bank conflicts with them too: a warp reads 8 rows g or 8 columns 2t + (0, 1), each value by
+// the 4 or 8 lanes that share it).
 constexpr int kPitchK = kK + 4;
 constexpr int pitch_mn(int n) { return n + (8 - n % 32 + 32) % 32; }
 
-// ---- The operands' precision (--precision): one mma step and its fragments ----
-
-// Mma<O>::mma multiplies kStepK values of k, and the other functions read a warp's fragments
-// for it from the staged tiles. conv_gemm stages both operands with k contiguous in rows of
-// kPitchK floats: lane (g, t) reads row g from k = row_k(t) + row_step(kk) of the tile for the
-// step at kk (`at`). weight_gemm stages them with k along rows of `pitch` floats: the lane
-// reads column g from k row t + kk (`at`). The order of k inside a product is free as long as
-// A and B agree, and BF16 uses that freedom: its lanes read other k than the fragment layout
-// names, the same ones in A and B, so that their shared-memory reads are wide and free of bank
-// conflicts.
-enum class Operands { tf32, bf16 };
-template <Operands O>
-struct Mma;
-
-template <>
-struct Mma<Operands::tf32> {
-  static constexpr int kStepK = 8;
-  __device__ static float round(float x) { return __uint_as_float(to_tf32(x)); }
-  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_tf32(d, a, b); }
-  // k = kk + t and kk + t + 4 as the layout names them: row g at bank 4g + t (the pitch of
-  // 36), 32 different banks.
-  __device__ static int row_k(int t) { return t; }
-  __device__ static int row_step(int kk) { return kk; }
-  __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
-    a[0] = to_tf32(at[0]);
-    a[1] = to_tf32(at[8 * kPitchK]);
-    a[2] = to_tf32(at[4]);
-    a[3] = to_tf32(at[8 * kPitchK + 4]);
-  }
-  __device__ static void rows_b_rounded(uint32_t (&b)[2], const float* at) {
-    b[0] = __float_as_uint(at[0]);  // weights are stored rounded
-    b[1] = __float_as_uint(at[4]);
-  }
-  // k rows kk + t and kk + t + 4: column g at bank 8t + g (pitch_mn), 32 different banks.
-  __device__ static void columns_a(uint32_t (&a)[4], const float* at, int pitch) {
-    a[0] = to_tf32(at[0]);
-    a[1] = to_tf32(at[8]);
-    a[2] = to_tf32(at[4 * pitch]);
-    a[3] = to_tf32(at[4 * pitch + 8]);
-  }
-  __device__ static void columns_b(uint32_t (&b)[2], const float* at, int pitch) {
-    b[0] = to_tf32(at[0]);
-    b[1] = to_tf32(at[4 * pitch]);
-  }
-};
-
-template <>
-struct Mma<Operands::bf16> {
-  static constexpr int kStepK = 16;
-  __device__ static float round(float x) { return round_bf16(x); }
-  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma_bf16(d, a, b); }
-  // The lane's k pairs (2t, 2t + 1) and (2t + 8, 2t + 9) of step h = kk / 16 are read from
-  // k = 8t + 4h + (0, 1) and 8t + 4h + (2, 3): four contiguous floats of a row, one 16-byte
-  // load, and over t and h each of the tile's 32 k once. A 16-byte load is served a quarter
-  // warp at a time, rows g and g + 1 of t = 0..3: at the pitch of 36 floats row g + 1 starts 4
-  // banks after row g, so the two fill each other's gaps (banks 8t + 4h + 0..3 and
-  // 8t + 4h + 4..7): 32 different banks. Pairs read where the layout names them (k = 2t,
-  // 2t + 1, one 8-byte load) would conflict 2-way at this pitch (rows g and g + 1 share 4
-  // banks), and a pitch free of that (40) would not leave room for two 128 x 128 blocks per SM.
-  __device__ static int row_k(int t) { return 8 * t; }
-  __device__ static int row_step(int kk) { return kk / 4; }
-  __device__ static void rows_a(uint32_t (&a)[4], const float* at) {
-    const float4 upper = *reinterpret_cast<const float4*>(at);                // row g
-    const float4 lower = *reinterpret_cast<const float4*>(at + 8 * kPitchK);  // row g + 8
-    a[0] = pack_bf16(upper.x, upper.y);
-    a[1] = pack_bf16(lower.x, lower.y);
-    a[2] = pack_bf16(upper.z, upper.w);
-    a[3] = pack_bf16(lower.z, lower.w);
-  }
-  __device__ static void rows_b_rounded(uint32_t (&b)[2], const float* at) {
-    const float4 v = *reinterpret_cast<const float4*>(at);
-    b[0] = pack_rounded(v.x, v.y);  // weights are stored rounded
-    b[1] = pack_rounded(v.z, v.w);
-  }
-  // Here each value is a load of its own (k runs along the rows): the pairs are read from k
-  // rows kk + t + (0, 4) and kk + t + (8, 12), so that as for TF32 the lanes t = 0..3 read rows
-  // 8 banks apart, 32 different banks (pitch_mn). Rows 2t and 2t + 1, as the layout names them,
-  // would put lanes t and t + 2 on the same banks.
-  __device__ static void columns_a(uint32_t (&a)[4], const float* at, int pitch) {
-    a[0] = pack_bf16(at[0], at[4 * pitch]);
-    a[1] = pack_bf16(at[8], at[4 * pitch + 8]);
-    a[2] = pack_bf16(at[8 * pitch], at[12 * pitch]);
-    a[3] = pack_bf16(at[8 * pitch + 8], at[12 * pitch + 8]);
-  }
-  __device__ static void columns_b(uint32_t (&b)[2], const float* at, int pitch) {
-    b[0] = pack_bf16(at[0], at[4 * pitch]);
-    b[1] = pack_bf16(at[8 * pitch], at[12 * pitch]);
-  }
-};
-
 template <class T>
 constexpr size_t conv_shared_bytes() {
-  return size_t(kStages) * (T::kM + T::kN) * kPitchK * sizeof(float);
+  return size_t(T::kM + T::kN) * kPitchK * sizeof(float);
 }
 template <class T>
 constexpr size_t weight_shared_bytes() {
-  return size_t(kStages) * kK * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
+  return size_t(kK) * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
 }
 
 // ---- The forward pass and the input gradient: one implicit GEMM ----
@@ -249,20 +110,19 @@ struct ConvShape {
 
 // out[m][n] = relu(bias[n] + sum over k < 9 in_ch of in(m, k) weight[n][k]), m = (image, y, x)
 // the output pixel, k = tap x in_ch + c, tap = kh x 3 + kw, in(m, k) = in[image][y + kh - 1]
-// [x + kw - 1][c] or 0 outside the image. `weight` is [out_ch][9][in_ch], already rounded to
-// the operands' precision O (arrange_weights). Grid: x = tiles of pixels, y = tiles of output
-// channels.
+// [x + kw - 1][c] or 0 outside the image. `weight` is [out_ch][9][in_ch] (arrange_weights).
+// Grid: x = tiles of pixels, y = tiles of output channels.
 //
 // Staging: a tile's kK values of k for one pixel are kK / 4 groups of 4 channels of one tap,
-// each one cp.async of 16 contiguous bytes from the pixel's neighbour (or zeros). A thread
+// each one 16-byte copy from the pixel's neighbour (or zeros). A thread
 // always copies the same column group (its k offset) for the same rows (its pixels): it finds
 // its pixels once, and per tile only the tap and channel of its column.
-template <class T, Operands O>
+template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_gemm(ConvShape s, const float* __restrict__ in, const float* __restrict__ weight,
               const float* __restrict__ bias, float* __restrict__ out) {
-  float* staged_a = shared_floats();                           // [kStages][kM][kPitchK]: pixels x k
-  float* staged_b = staged_a + kStages * T::kM * kPitchK;      // [kStages][kN][kPitchK]: channels x k
+  float* staged_a = shared_floats();            // [kM][kPitchK]: pixels x k
+  float* staged_b = staged_a + T::kM * kPitchK;  // [kN][kPitchK]: channels x k
   const int M = s.images * s.h * s.w, N = s.out_ch, K = 9 * s.in_ch;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(K, kK);
@@ -287,79 +147,55 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_x[i] = x;
   }
 
-  const auto stage_tile = [&](int stage, int tile) {
+  const auto stage_tile = [&](int tile) {
     const int k = tile * kK + 4 * group;
     const int tap = k / s.in_ch, c = k - tap * s.in_ch;  // 4 channels of one tap: in_ch % 4 == 0
     const int dy = tap / 3 - 1, dx = tap % 3 - 1;
-    float* a = staged_a + (stage * T::kM + first_row) * kPitchK + 4 * group;
+    float* a = staged_a + first_row * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       if (T::kM % kRowStep != 0 && first_row + i * kRowStep >= T::kM) break;
       const int y = pixel_y[i] + dy, x = pixel_x[i] + dx;
       const bool valid = tap < 9 && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      cp_async16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
+      copy16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
     }
-    float* b = staged_b + (stage * T::kN + first_row) * kPitchK + 4 * group;
+    float* b = staged_b + first_row * kPitchK + 4 * group;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int n = first_row + i * kRowStep;
       if (T::kN % kRowStep != 0 && n >= T::kN) break;
       const bool valid = n0 + n < N && k < K;
-      cp_async16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
+      copy16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
     }
   };
 
-  // The warp's part of the tile, and the thread's place in the mma fragments.
+  // The warp's part of the tile, and the thread's place in its 16 x 8 parts (fma_part).
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int warp_m = warp % T::kWarpsM * T::kWarpM, warp_n = warp / T::kWarpsM * T::kWarpN;
   float sum[T::kFragsM][T::kFragsN][4] = {};
 
-  // The pipeline: kStages - 1 tiles are requested before the first product; each iteration
-  // waits for the oldest, requests one more into the buffer the previous iteration read, and
-  // multiplies. A commit per iteration, even an empty one, keeps the group count in step.
-#pragma unroll
-  for (int p = 0; p < kStages - 1; ++p) {
-    if (p < tiles) stage_tile(p, p);
-    cp_async_commit();
-  }
   for (int tile = 0; tile < tiles; ++tile) {
-    cp_async_wait<kStages - 2>();  // this thread's copies of `tile` have landed ...
-    __syncthreads();               // ... and everyone's; and everyone is done with tile - 1
-    if (tile + kStages - 1 < tiles) stage_tile((tile + kStages - 1) % kStages, tile + kStages - 1);
-    cp_async_commit();
+    __syncthreads();  // everyone is done with the previous tile
+    stage_tile(tile);
+    __syncthreads();  // everyone's copies of this one are in place
 
-    const int stage = tile % kStages;
-    const float* a = staged_a + (stage * T::kM + warp_m + g) * kPitchK + Mma<O>::row_k(t);
-    const float* b = staged_b + (stage * T::kN + warp_n + g) * kPitchK + Mma<O>::row_k(t);
+    const float* a = staged_a + (warp_m + g) * kPitchK;      // rows g and g + 8 of each part
+    const float* b = staged_b + (warp_n + 2 * t) * kPitchK;  // columns 2t and 2t + 1
+    // Two values of k per pass: unrolled further, the loads ptxas moves ahead spill the
+    // 128 x 128 tile past its 128 registers (76 bytes fully unrolled, 12 at four).
+#pragma unroll 2
+    for (int k = 0; k < kK; ++k) {
+      float fa[T::kFragsM][2], fb[T::kFragsN][2];
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
-      uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
-      if constexpr (O == Operands::tf32) {
+      for (int i = 0; i < T::kFragsM; ++i) fa[i][0] = a[i * 16 * kPitchK + k], fa[i][1] = a[(i * 16 + 8) * kPitchK + k];
 #pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i) Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
+      for (int j = 0; j < T::kFragsN; ++j) fb[j][0] = b[j * 8 * kPitchK + k], fb[j][1] = b[(j * 8 + 1) * kPitchK + k];
 #pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
+      for (int i = 0; i < T::kFragsM; ++i)
 #pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i)
-#pragma unroll
-          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
-      } else {
-        // BF16's A fragments arrive as 16-byte loads, twice the registers of the fragment until
-        // they are packed: B first, then each A fragment just before its products, so that the
-        // 128 x 128 tile's sums and fragments fit 128 registers without spilling (in TF32's
-        // order ptxas spills 12 bytes).
-#pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::rows_b_rounded(fb[j], b + j * 8 * kPitchK + Mma<O>::row_step(kk));
-#pragma unroll
-        for (int i = 0; i < T::kFragsM; ++i) {
-          Mma<O>::rows_a(fa[i], a + i * 16 * kPitchK + Mma<O>::row_step(kk));
-#pragma unroll
-          for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
-        }
-      }
+        for (int j = 0; j < T::kFragsN; ++j) fma_part(sum[i][j], fa[i], fb[j]);
     }
   }
-  cp_async_wait<0>();  // nothing may be in flight when the block ends (only empty groups are)
 
   // The epilogue: bias, ReLU, and two neighbouring channels of a pixel per 8-byte store.
 #pragma unroll
@@ -392,17 +228,16 @@ struct WeightShape {
 //   partial[z][9 in_ch out_ch + n] = sum over its p of d_out[p][n]  (the bias gradient)
 // with in(p, m) = in[image][y + kh - 1][x + kw - 1][c] for p = (image, y, x), 0 outside.
 // Both operands are staged with the pixel as the row (k-major): a pixel's channels, and its
-// neighbour's channels for a tap, are contiguous in NHWC. The fragments then read them
-// transposed (A[t][g]), which the row pitch (pitch_mn) keeps free of bank conflicts.
+// neighbour's channels for a tap, are contiguous in NHWC.
 // Grid: x = tiles of m, y = tiles of n, z = splits. The blocks of the first m tile also sum
-// the staged d_out columns for the bias (in float, outside the tensor cores).
-template <class T, Operands O>
+// the staged d_out columns for the bias.
+template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     weight_gemm(WeightShape s, const float* __restrict__ in, const float* __restrict__ d_out,
                 float* __restrict__ partial) {
   constexpr int kPitchA = pitch_mn(T::kM), kPitchB = pitch_mn(T::kN);
-  float* staged_a = shared_floats();                         // [kStages][kK][kPitchA]: pixels x (tap, c)
-  float* staged_b = staged_a + kStages * kK * kPitchA;       // [kStages][kK][kPitchB]: pixels x out channel
+  float* staged_a = shared_floats();          // [kK][kPitchA]: pixels x (tap, c)
+  float* staged_b = staged_a + kK * kPitchA;  // [kK][kPitchB]: pixels x out channel
   const int M = 9 * s.in_ch, N = s.out_ch, P = s.images * s.h * s.w;
   const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
   const int tiles = ceil_div(P, kK);
@@ -430,8 +265,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     pixel_y[i] = p / s.w % s.h;
   }
 
-  const auto stage_tile = [&](int stage, int tile) {
-    float* a = staged_a + (stage * kK + row_a) * kPitchA + 4 * group_a;
+  const auto stage_tile = [&](int tile) {
+    float* a = staged_a + row_a * kPitchA + 4 * group_a;
 #pragma unroll
     for (int i = 0; i < kRowsA; ++i) {
       const int r = row_a + i * kRowStepA;
@@ -439,20 +274,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const int p = tile * kK + r;
       const int x = pixel_x[i] + dx, y = pixel_y[i] + dy;
       const bool valid = p < P && m < M && y >= 0 && y < s.h && x >= 0 && x < s.w;
-      cp_async16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
+      copy16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
       for (pixel_x[i] += kK; pixel_x[i] >= s.w;) {
         pixel_x[i] -= s.w;
         if (++pixel_y[i] == s.h) pixel_y[i] = 0;
       }
     }
-    float* b = staged_b + (stage * kK + row_b) * kPitchB + 4 * group_b;
+    float* b = staged_b + row_b * kPitchB + 4 * group_b;
 #pragma unroll
     for (int i = 0; i < kRowsB; ++i) {
       const int r = row_b + i * kRowStepB;
       if (kK % kRowStepB != 0 && r >= kK) break;
       const int p = tile * kK + r;
       const bool valid = p < P && n < N;
-      cp_async16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
+      copy16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
     }
   };
 
@@ -462,39 +297,31 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float sum[T::kFragsM][T::kFragsN][4] = {};
   float bias_sum = 0;
 
-#pragma unroll
-  for (int q = 0; q < kStages - 1; ++q) {
-    if (first + q < last) stage_tile(q, first + q);
-    cp_async_commit();
-  }
   for (int tile = first; tile < last; ++tile) {
-    cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (tile + kStages - 1 < last) stage_tile((tile - first + kStages - 1) % kStages, tile + kStages - 1);
-    cp_async_commit();
+    stage_tile(tile);
+    __syncthreads();
 
-    const int stage = (tile - first) % kStages;
-    const float* a = staged_a + (stage * kK + t) * kPitchA + warp_m + g;
-    const float* b = staged_b + (stage * kK + t) * kPitchB + warp_n + g;
+    const float* a = staged_a + warp_m + g;      // rows g and g + 8 of each part
+    const float* b = staged_b + warp_n + 2 * t;  // columns 2t and 2t + 1
+#pragma unroll 2
+    for (int k = 0; k < kK; ++k) {
+      float fa[T::kFragsM][2], fb[T::kFragsN][2];
 #pragma unroll
-    for (int kk = 0; kk < kK; kk += Mma<O>::kStepK) {
-      uint32_t fa[T::kFragsM][4], fb[T::kFragsN][2];
+      for (int i = 0; i < T::kFragsM; ++i) fa[i][0] = a[k * kPitchA + i * 16], fa[i][1] = a[k * kPitchA + i * 16 + 8];
 #pragma unroll
-      for (int i = 0; i < T::kFragsM; ++i) Mma<O>::columns_a(fa[i], a + kk * kPitchA + i * 16, kPitchA);
-#pragma unroll
-      for (int j = 0; j < T::kFragsN; ++j) Mma<O>::columns_b(fb[j], b + kk * kPitchB + j * 8, kPitchB);
+      for (int j = 0; j < T::kFragsN; ++j) fb[j][0] = b[k * kPitchB + j * 8], fb[j][1] = b[k * kPitchB + j * 8 + 1];
 #pragma unroll
       for (int i = 0; i < T::kFragsM; ++i)
 #pragma unroll
-        for (int j = 0; j < T::kFragsN; ++j) Mma<O>::mma(sum[i][j], fa[i], fb[j]);
+        for (int j = 0; j < T::kFragsN; ++j) fma_part(sum[i][j], fa[i], fb[j]);
     }
     if (sums_bias) {
-      const float* column = staged_b + stage * kK * kPitchB + tid;
+      const float* column = staged_b + tid;
 #pragma unroll 8
       for (int r = 0; r < kK; ++r) bias_sum += column[r * kPitchB];
     }
   }
-  cp_async_wait<0>();
 
   float* split = partial + size_t(blockIdx.z) * (size_t(M) * N + N);
 #pragma unroll
@@ -534,8 +361,7 @@ __global__ void gather_weight_gradient(int in, int out, int in_ch, int out_ch, i
   if (c < in) gradient[(size_t(o) * in + c) * 9 + tap] = total;
 }
 
-// The weights of one layer in the two orders the products read, rounded to the operands'
-// precision O (TF32 or BF16) once here rather than in every block: forward[o][tap][c]
+// The weights of one layer in the two orders the products read: forward[o][tap][c]
 // (k = tap x in_ch + c contiguous per output channel), and for the input gradient backward[c][8 - tap][o] (the gradient of a 3x3
 // convolution with respect to its input is the convolution of d_out with the mirrored kernel,
 // in and out channels swapped). Padding entries are never written: zero since load().
@@ -550,13 +376,12 @@ struct AllWeights {
 };
 
 // One launch for every layer: blockIdx.y is the layer.
-template <Operands O>
 __global__ void arrange_weights(AllWeights all) {
   const LayerWeights& l = all.layer[blockIdx.y];
   const size_t idx = global_index();
   if (idx >= size_t(l.out) * l.in * 9) return;
   const int tap = int(idx % 9), c = int(idx / 9 % l.in), o = int(idx / (9 * size_t(l.in)));
-  const float v = Mma<O>::round(l.params[idx]);
+  const float v = l.params[idx];
   l.forward[(size_t(o) * 9 + tap) * l.in_ch + c] = v;
   l.backward[(size_t(c) * 9 + 8 - tap) * l.out_ch + o] = v;
 }
@@ -568,16 +393,11 @@ enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
 // The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
-// activations NHWC, the activations' gradients in two buffers used in turn (04's). SGD updates
-// the float master weights in the reference layout; the products read the rounded copies
-// arrange_weights makes. O: the tensor cores' operands (--precision); everything else is the
-// same for both.
-template <Operands O>
+// activations NHWC, the activations' gradients in two buffers used in turn (05's). SGD updates
+// the weights in the reference layout; the products read the copies arrange_weights makes.
 class ImplicitGemm final : public LayeredTraining {
  public:
   ImplicitGemm(int threads, int tiles) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn), tiles_(tiles) {}
-
-  std::optional<Accuracy> accuracy() const override { return O == Operands::bf16 ? Accuracy::bf16 : Accuracy::tf32; }
 
   void describe(nlohmann::json& params) const override {
     LayeredTraining::describe(params);
@@ -628,12 +448,12 @@ class ImplicitGemm final : public LayeredTraining {
     const auto allow = [](const void* kernel, size_t bytes) {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     };
-    allow(reinterpret_cast<const void*>(conv_gemm<BigTile, O>), conv_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile, O>), conv_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile, O>), conv_shared_bytes<NarrowTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<BigTile, O>), weight_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile, O>), weight_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile, O>), weight_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<BigTile>), conv_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile>), conv_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile>), conv_shared_bytes<NarrowTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<BigTile>), weight_shared_bytes<BigTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile>), weight_shared_bytes<SmallTile>());
+    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile>), weight_shared_bytes<NarrowTile>());
     configured_ = true;
   }
 
@@ -663,7 +483,7 @@ class ImplicitGemm final : public LayeredTraining {
   template <class T>
   void launch_conv(int M, const ConvShape& s, const float* in, const float* weight, const float* bias, float* out) {
     const dim3 grid(unsigned(ceil_div(M, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)));
-    launch_grid(conv_gemm<T, O>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
+    launch_grid(conv_gemm<T>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
   }
 
   // The weight gradient of layer l: (9 in) x out. Big tiles where both sides fill them; the
@@ -706,10 +526,10 @@ class ImplicitGemm final : public LayeredTraining {
   template <class T>
   void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
     const dim3 grid(unsigned(ceil_div(9 * s.in_ch, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)), unsigned(s.splits));
-    launch_grid(weight_gemm<T, O>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
+    launch_grid(weight_gemm<T>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
   }
 
-  // Before every forward pass: the weights rounded and arranged, all layers in one launch.
+  // Before every forward pass: the weights arranged, all layers in one launch.
   void prepare(int) override {
     AllWeights all;
     size_t most = 0;
@@ -718,7 +538,7 @@ class ImplicitGemm final : public LayeredTraining {
                       forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
       most = std::max(most, L_[l].weight_count());
     }
-    launch_grid(arrange_weights<O>, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
+    launch_grid(arrange_weights, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
   }
 
   // Bias and ReLU in the product's epilogue.
@@ -779,24 +599,18 @@ class ImplicitGemm final : public LayeredTraining {
 }  // namespace
 
 StepInfo step_info() {
-  return {"09_bf16", "GPU: 08's tensor-core GEMMs with BF16 operands (m16n8k16; float sums and master weights)", true,
-          Accuracy::bf16,  // with --precision tf32: Accuracy::tf32 (ImplicitGemm::accuracy)
+  return {"07_implicit_gemm", "GPU: implicit-GEMM convolutions on NHWC activations, FP32 FMA", true,
+          Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"},
-           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"},
-           {"precision", 1, 0, 1,
-            "Tensor-core operands: bf16 (7-bit mantissas; float master weights and sums) or tf32 (10-bit: 08)", true,
-            {"tf32", "bf16"}}}};
+           {"tiles", 0, 0, 2, "GEMM tiles: 0 chosen by the size of each product, 1 always 64x64, 2 always 128x128"}}};
 }
 
 std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
   const long threads = core::tunable(tunables, "threads");
   if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
     throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
-  const int tiles = int(core::tunable(tunables, "tiles"));
-  if (core::tunable(tunables, "precision") == 1)
-    return std::make_unique<ImplicitGemm<Operands::bf16>>(int(threads), tiles);
-  return std::make_unique<ImplicitGemm<Operands::tf32>>(int(threads), tiles);
+  return std::make_unique<ImplicitGemm>(int(threads), int(core::tunable(tunables, "tiles")));
 }
 
 }  // namespace ae

@@ -1,10 +1,10 @@
-// ae 10_cudnn: the library reference. The training step of 03 and 04 with every convolution
+// ae 11_cudnn: the library reference. The training step of 03 and 05 with every convolution
 // done by cuDNN, through its legacy convolution API (cudnn_cnn.h): the forward pass
 // (cudnnConvolutionForward, then cudnnAddTensor for the bias), the input gradient
 // (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
 // the bias gradient (cudnnConvolutionBackwardBias); ReLU forward and backward in place by
 // cudnnActivationForward/Backward. Max pooling, upsampling, the loss and SGD are small
-// kernels of our own, 03's and 04's (common/ae/elementwise.cuh; pooling by cuDNN is an option,
+// kernels of our own, 03's and 05's (common/ae/elementwise.cuh; pooling by cuDNN is an option,
 // --cudnn-pooling: see pool()).
 //
 // Precision: float data, NCHW, and every convolution restricted to CUDNN_FMA_MATH: true fp32
@@ -125,7 +125,7 @@ Choice<Algo> pick(const Perf* results, int count, size_t limit, bool transforms,
           (transforms || !is_transform(r.algo)))
         return {r.algo, r.memory, timed ? r.time : 0.0f, r.determinism};
     }
-  throw core::RuntimeError("10_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
+  throw core::RuntimeError("11_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
                            std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)" +
                            (transforms ? "" : " without Winograd or FFT (--transforms 1 allows them)"));
 }
@@ -156,7 +156,7 @@ struct Options {
 
 // The training step of every GPU step (common/ae/gpu_training.cuh) with cuDNN's convolutions and
 // ReLU, elementwise.cuh's other layers (NCHW), and the activations' gradients in two buffers
-// used in turn (04's).
+// used in turn (05's).
 class Cudnn final : public ElementwiseLayers {
  public:
   explicit Cudnn(const Options& o) : ElementwiseLayers(o.threads, Gradients::in_turn), o_(o) {
@@ -317,7 +317,7 @@ class Cudnn final : public ElementwiseLayers {
   }
 
   // The buffers around layer l, for the algorithm trials: its input (the first images for
-  // conv1) and its output (the reconstruction y for conv5, in the first gradient buffer as in 04).
+  // conv1) and its output (the reconstruction y for conv5, in the first gradient buffer as in 05).
   const float* input(int l) {
     switch (l) {
       case 0: return data_.data();
@@ -445,7 +445,7 @@ class Cudnn final : public ElementwiseLayers {
 }  // namespace
 
 StepInfo step_info() {
-  return {"10_cudnn", "GPU: cuDNN convolutions (forward, backward data, backward filter), fp32 FMA math, NCHW", true,
+  return {"11_cudnn", "GPU: cuDNN convolutions (forward, backward data, backward filter), fp32 FMA math, NCHW", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of our own kernels (a multiple of 32, a power of 2 for the loss reduction)"},
