@@ -3,7 +3,7 @@
 //   sfu_per_s        special-function-unit sin/cos results per second (__sinf, __cosf)
 //   fp32_flop_per_s  FP32 FFMA rate, 2 flop per FFMA
 //   fp16_flop_per_s  half2 HFMA2 rate, 4 flop per HFMA2 (two halves, a multiply-add each): the
-//                    ceiling of the steps that compute in half2 (epic 04 and 06)
+//                    ceiling of the steps that compute in half2 (epic 08 and 10)
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
 //   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
 //                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float

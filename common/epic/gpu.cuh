@@ -1,6 +1,6 @@
 // What the EPIC GPU steps share and do not teach: the product list as a kernel argument, the
 // voltages' way to the GPU a gulp at a time (pinned host memory, two device buffers, a copy
-// stream: 02's, kept by every later step, its copies timed by core's PhaseTimer), and the two
+// stream: 04's, kept by every later step, its copies timed by core's PhaseTimer), and the two
 // kernels that every GPU step runs the same way: the stands' autocorrelations and, after the
 // last gulp, their removal and the grid correction.
 #pragma once
@@ -222,7 +222,7 @@ inline CellLists make_cell_lists(const Inputs& in) {
 }
 
 // 02's lists with each (stand, weight) entry packed in 8 bytes, one load a cell's entry: the
-// weight's float bits beside the stand (07's gather reads them from global memory).
+// weight's float bits beside the stand (09's gather reads them from global memory).
 inline std::vector<int2> packed_entries(const CellLists& l) {
   std::vector<int2> entry(l.stand.size());
   for (size_t e = 0; e < entry.size(); ++e) {
@@ -252,7 +252,7 @@ inline void occupied_columns_first(const CellLists& cl, int channels, int n, std
   }
 }
 
-// The gather lists of the fused 64 x 64 steps (03-06), arranged for the thread that uses them.
+// The gather lists of the fused 64 x 64 steps (05-08), arranged for the thread that uses them.
 // Their column pass gives thread (lane, eighth) of a channel's block the 8 cells of rows
 // eighth, eighth + 8, ..., eighth + 56 of one column. Each channel's columns are ordered
 // occupied first (a column that holds a stand under its support; LWA-SV's 88 m of east-west
@@ -268,7 +268,7 @@ struct ColumnLists {
   std::vector<int32_t> first;     // (channel, lane, eighth): the thread's first entry
   std::vector<uint4> ends;        // (channel, lane, eighth): its cells' ends from `first`, 16 bits each
 };
-// With occupied_only false (03, which transforms every column) the columns keep their natural
+// With occupied_only false (05, which transforms every column) the columns keep their natural
 // order and every one counts as occupied.
 inline ColumnLists column_lists(const Inputs& in, bool occupied_only = true) {
   constexpr int n = 64, cells = n / 8;  // 8 cells a thread
@@ -308,7 +308,7 @@ inline ColumnLists column_lists(const Inputs& in, bool occupied_only = true) {
   return l;
 }
 // Where cell n1 of a thread's run ends, from the packed `ends` (16 bits a cell): 8 cells in a
-// uint4 (03-06), 4 in a uint2 (08's folded cells).
+// uint4 (05-08), 4 in a uint2 (10's folded cells).
 __device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
   const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
   return int(n1 & 1 ? w >> 16 : w & 0xffff);

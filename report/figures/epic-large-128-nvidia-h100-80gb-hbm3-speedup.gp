@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-large-128-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'epic problem large-128, NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:96.540863]
-set xrange [-0.6:2.6]
+set yrange [0.33333333:74.114719]
+set xrange [-0.6:1.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7

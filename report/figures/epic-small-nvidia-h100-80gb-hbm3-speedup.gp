@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-small-nvidia-h100-80gb-hbm3-speedup.png'
 set title 'epic problem small, NVIDIA H100 80GB HBM3'
 set logscale y
-set yrange [0.33333333:89.748585]
-set xrange [-0.6:2.6]
+set yrange [0.33333333:64.35026]
+set xrange [-0.6:1.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
