@@ -125,13 +125,13 @@ for track in mri mc; do  # every step on small, the GPU steps on large too (mri 
 done
 
 if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64, then 128 x 128
-  # for the steps that image it (00-04 any size, 05-08 64 only, 09-10 128 only)
+  # for the steps that image it (00-04 any size, 05-09 64 only, 10-11 128 only)
   for n in 64 128; do
     for size in small large; do
       for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
-        case $n/$id in 64/09_*|64/10_*|128/0[5-8]_*) continue ;; esac
+        case $n/$id in 64/10_*|64/11_*|128/0[5-9]_*) continue ;; esac
         runs="--repeat 3"; [ "$id" = 00_cpu ] && runs="--repeat 1 --warmup 0"
-        sky=""; case $n/$size/$id in 64/large/07_*|128/large/09_*) sky="--sky" ;; esac  # the report's sky images
+        sky=""; case $n/$size/$id in 64/large/07_*|128/large/10_*) sky="--sky" ;; esac  # the report's sky images
         "$B/steps/epic/epic_$id" --size $size --image-size $n $runs $sky --check --quiet --json "$OUT/epic-$DEVICE_TAG.jsonl" \
           || echo "FAILED epic_$id $size $n"
       done
@@ -140,9 +140,9 @@ if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64
     # line, 04's baseline), and the fused steps over 16 (the steady state): the report's
     # large-gulps4 and large-gulps16 tables.
     for id in $(cd "$ROOT/steps/epic" && ls -d [0-9][0-9]_*/ | tr -d /); do
-      case $n/$id in */00_*|*/01_*|64/09_*|64/10_*|128/0[5-8]_*) continue ;; esac
+      case $n/$id in */00_*|*/01_*|64/10_*|64/11_*|128/0[5-9]_*) continue ;; esac
       for gulps in 4 16; do
-        case $gulps/$id in 16/0[2-4]_*|16/09_*) continue ;; esac
+        case $gulps/$id in 16/0[2-4]_*|16/10_*) continue ;; esac
         [ $gulps = 16 ] && [ $n = 128 ] && continue
         "$B/steps/epic/epic_$id" --size large --gulps $gulps --image-size $n --repeat 3 --quiet \
           $([ $gulps = 4 ] && echo --check) --json "$OUT/epic-$DEVICE_TAG.jsonl" || echo "FAILED epic_$id large $n $gulps gulps"

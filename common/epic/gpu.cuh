@@ -222,7 +222,7 @@ inline CellLists make_cell_lists(const Inputs& in) {
 }
 
 // 02's lists with each (stand, weight) entry packed in 8 bytes, one load a cell's entry: the
-// weight's float bits beside the stand (09's gather reads them from global memory).
+// weight's float bits beside the stand (10's gather reads them from global memory).
 inline std::vector<int2> packed_entries(const CellLists& l) {
   std::vector<int2> entry(l.stand.size());
   for (size_t e = 0; e < entry.size(); ++e) {
@@ -308,7 +308,7 @@ inline ColumnLists column_lists(const Inputs& in, bool occupied_only = true) {
   return l;
 }
 // Where cell n1 of a thread's run ends, from the packed `ends` (16 bits a cell): 8 cells in a
-// uint4 (05-08), 4 in a uint2 (10's folded cells).
+// uint4 (05-09), 4 in a uint2 (11's folded cells).
 __device__ __forceinline__ int cell_end(const uint4& ends, int n1) {
   const uint32_t w = n1 < 2 ? ends.x : n1 < 4 ? ends.y : n1 < 6 ? ends.z : ends.w;
   return int(n1 & 1 ? w >> 16 : w & 0xffff);

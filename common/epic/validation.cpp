@@ -37,7 +37,7 @@ double power_threshold(Accuracy a) {
   // In units of the autocorrelation power, measured with tests/epic/power_errors.cpp over tiny,
   // small and large, two gulps, the delta, prolate 2 (with and without autos), Kaiser-Bessel 3
   // and prolate 3 without autos (steps/epic/README.md, "Validation"): the fp32 steps measured
-  // (00, 01, 04, 07, 09; 02, 03, 05 and 06 not yet) err by at most 2.9e-7, the half steps (08, 10) by
+  // (00, 01, 04, 07, 10; 02, 03, 05, 06 and 08 not yet) err by at most 2.9e-7, the half steps (09, 11) by
   // 2.2e-4 to 2.9e-4 in every case, a systematic loss of power from their half-precision
   // transforms, not noise. The two closest of large's 132 channels differ by 9.4e-4 (over 2,000
   // samples; 1 / sqrt(samples) as they grow), a channel's two gulps by at least 1.4e-3. fp32: 34 times its largest error, 94 times under

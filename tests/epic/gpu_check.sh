@@ -3,7 +3,7 @@
 #   build    the GPU steps, 07_sample_trips's known-wrong builds and the error tools (nothing else)
 #   mutants  07's mutants at tiny, small and large: each must fail validation, the
 #            zero-baseline check among what says so (tests/epic/meson.build)
-#   steps    every GPU step at tiny, small and large with --check: each must pass (09 and 10 at
+#   steps    every GPU step at tiny, small and large with --check: each must pass (10 and 11 at
 #            128 x 128); the verdict lines go to the log
 #   tests    every test that names a GPU step of epic (the imaging paths, refusals, flags)
 #   errors   the error tools: each step's worst zero-baseline error and the channels' and
@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 phases=" ${*:-build mutants steps tests errors} "
 has() { [[ "$phases" == *" $1 "* ]]; }
 for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/nvcc" ] && { export PATH="$d:$PATH"; break; }; done
-steps="01_gpu_pipeline 02_gather_grid 03_multiply_accumulate 04_gpu_batched 05_fused 06_occupied_columns 07_sample_trips 08_fused_half 09_cluster_128 10_folded_128"
+steps="01_gpu_pipeline 02_gather_grid 03_multiply_accumulate 04_gpu_batched 05_fused 06_occupied_columns 07_sample_trips 08_pol_pairs 09_fused_half 10_cluster_128 11_folded_128"
 mutants="zero_channel swap_channels duplicate_channel drop_gulp repeat_gulp unsquared_correction"
 status=0
 # The tests whose names match a pattern (meson lists "SUITE / NAME" or "SUITE - PROJECT:NAME").

@@ -27,7 +27,7 @@
 namespace epic {
 namespace {
 
-constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 09's)
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 10's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
 
@@ -225,7 +225,7 @@ class Fused final : public GpuStep {
   void load(const Inputs& in) override {
     if (in.image_size != kN)
       throw core::UsageError("06_occupied_columns images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 09_cluster_128's)");
+                             std::to_string(in.image_size) + " is 10_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)

@@ -1,9 +1,21 @@
-// epic 08_fused_half: 07 with both polarizations of a cell in one pair of half2 values,
-// (X.re, Y.re) and (X.im, Y.im). Every add and multiply of the transform is one half2
-// instruction for the two polarizations, where 07 needed two float instructions each; a cell
-// takes 8 bytes of shared memory where 07's two float2 took 16. The cells are gathered in
-// float and rounded to half once; the products are formed and summed in float. The error
-// against fp32 is measured and stated in the README; validation uses the half class.
+// epic 09_fused_half: the whole imaging of a sample in one block, on chip. One block per (channel,
+// slice of the gulp's samples); for each of its samples the block
+//   grids     each cell from its list of (stand, weight) (02's lists), straight into the
+//             registers of the thread that transforms it: nothing zeroed, no atomics,
+//   transforms one grid of pairs, both polarizations side by side, 2D inverse FFT in shared memory:
+//             64-point transforms of the columns that hold a stand (an empty column's is zero),
+//             then of the rows, each split 64 = 8 x 8 (two rounds of 8-point transforms in
+//             registers, the twiddles between them), two samples a trip so that every thread
+//             has a column,
+//   multiplies the fields of the two polarizations at the 8 pixels a thread ends up holding,
+//             and adds the products to sums kept in registers,
+// and after its last sample adds the sums to the image. No grid, field or product ever goes
+// to global memory: per gulp the kernel reads the voltage bytes and writes the image once.
+// The copy (second stream, two buffers), the autocorrelations and `finish` are 04's.
+// Against 08: the Pair is of half2, so every add and multiply of the transform is one half2
+// instruction for the two polarizations, where 08 needed two float instructions, and a cell
+// takes 8 bytes of shared memory, not 16. The cells are gathered in float and rounded to half
+// once; the products are formed and summed in float. Validation uses the half class.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,7 +33,7 @@
 namespace epic {
 namespace {
 
-constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 09's)
+constexpr int kN = 64;            // the image this step makes: 64 x 64 (128 x 128 is 10's)
 constexpr int kRow = kN + 1;      // a grid row in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = kN * 8;  // a thread per (row or column, eighth): 512
 
@@ -220,12 +232,12 @@ class Fused final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("08_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 09_cluster_128's)");
+      throw core::UsageError("09_fused_half images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 10_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("08_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("09_fused_half decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's
     column_order_.upload(lists.column.data(), lists.column.size());
@@ -251,7 +263,7 @@ class Fused final : public GpuStep {
     a_row_ = 2 * occupied_max_;
     smem_ = (2 * size_t(kN) * kRow + size_t(kN) * a_row_) * sizeof(Pair) + 4 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
-      throw core::UsageError("08_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+      throw core::UsageError("09_fused_half needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
                              std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
                              " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = min_blocks_ > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
@@ -275,14 +287,7 @@ class Fused final : public GpuStep {
       if (g + 1 < in_.gulps) gulps_.copy(g + 1, timer_);  // overlaps this gulp's work
       const uint8_t* volts = gulps_.wait(g);
       timer_.begin("image");
-      if (min_blocks_ > 1)
-        image_samples<2><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
-                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    a_row_, image_.data());
-      else
-        image_samples<1><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(),
-                                                    occupied_.data(), entries_.data(), entry_first_.data(), entry_ends_.data(),
-                                                    a_row_, image_.data());
+      min_blocks_ > 1 ? launch<2>(grid, samples, per_slice, pl, volts) : launch<1>(grid, samples, per_slice, pl, volts);
       CUDA_CHECK_LAUNCH();
       timer_.end();
       if (in_.remove_autos) {
@@ -307,6 +312,13 @@ class Fused final : public GpuStep {
   }
 
  private:
+  template <int kMinBlocks>
+  void launch(dim3 grid, int samples, int per_slice, const ProductList& pl, const uint8_t* volts) {
+    image_samples<kMinBlocks><<<grid, kThreads, smem_>>>(s_, samples, per_slice, pl, volts, column_order_.data(), occupied_.data(),
+                                                        entries_.data(), entry_first_.data(), entry_ends_.data(), a_row_,
+                                                        image_.data());
+  }
+
   int slices_, min_blocks_, slices_used_ = 1, blocks_per_sm_ = 0, occupied_max_ = 0, a_row_ = 0;
   size_t smem_ = 0;
   GulpStream gulps_;  // 04's: gulp g + 1's copy beside gulp g's kernels
@@ -318,7 +330,7 @@ class Fused final : public GpuStep {
 }  // namespace
 
 StepInfo step_info() {
-  return {"08_fused_half", "GPU, fused as 07, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
+  return {"09_fused_half", "GPU, fused as 07, both polarizations of a cell in half2: half the instructions and bytes of the FFT",
           true, Accuracy::half,
           {{"slices", 0, 0, 1000, "Blocks per channel, each imaging a share of a gulp's samples (0: enough to fill every SM)"},
            {"min-blocks", 1, 1, 2,

@@ -1,4 +1,4 @@
-// epic 10_folded_128: 128 x 128 images without an exchange between blocks. 09 splits one
+// epic 11_folded_128: 128 x 128 images without an exchange between blocks. 10 splits one
 // image's transform over a cluster of four blocks, and every sample's transpose crosses the
 // cluster. Here each of four independent blocks makes a quarter of the image's rows, the rows
 // ky = 4 j + part (j < 32), from the voltages alone:
@@ -10,7 +10,7 @@
 //   columns  only the occupied ones (06's lesson: ~28 of 128 at 38 MHz), 32 = 4 x 8 points,
 //            trips of two samples as 07;
 //   rows     the block's 32 rows, 128 = 16 x 8 points, reading only the occupied columns;
-//   products both polarizations in half2 pairs (08's cells), products and sums in float.
+//   products both polarizations in half2 pairs (09's cells), products and sums in float.
 // Across the four blocks the folded column transforms cost what one 128-point transform
 // does; nothing leaves the SM. The copy, the autocorrelations and `finish` are 04's.
 #include <cuda_fp16.h>
@@ -37,7 +37,7 @@ constexpr int kRows = kN / kParts;     // rows a block makes: 32
 constexpr int kRow = kN + 1;           // a row of B in shared memory, padded: rows and columns both conflict-free
 constexpr int kThreads = 512;
 
-// A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im) (08's).
+// A cell of both polarizations: re = (X.re, Y.re), im = (X.im, Y.im) (09's).
 struct Pair {
   half2 re, im;
 };
@@ -293,12 +293,12 @@ class Folded final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("10_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
-                             std::to_string(in.image_size) + " is 05_fused's to 08_fused_half's)");
+      throw core::UsageError("11_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+                             std::to_string(in.image_size) + " is 05_fused's to 09_fused_half's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("10_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("11_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const FoldedLists lists = folded_lists(in);
     column_order_.upload(lists.column.data(), lists.column.size());
@@ -381,7 +381,7 @@ class Folded final : public GpuStep {
 }  // namespace
 
 StepInfo step_info() {
-  return {"10_folded_128",
+  return {"11_folded_128",
           "GPU, 128 x 128 with no exchange: four independent blocks a channel, each a quarter of the rows from folded "
           "columns, occupied columns only, half2 cells",
           true, Accuracy::half,
