@@ -1,7 +1,7 @@
 # epic-large-128-nvidia-h200-sky.gp: rendered by stepwise_report with `gnuplot epic-large-128-nvidia-h200-sky.gp`
 set terminal pngcairo size 760,680 noenhanced font "Sans,10"
 set output 'epic-large-128-nvidia-h200-sky.png'
-set title 'sky, total intensity over the band: 09_cluster_128, problem large-128, NVIDIA H200'
+set title 'sky, total intensity over the band: 10_cluster_128, problem large-128, NVIDIA H200'
 set size ratio -1
 set xrange [-0.5:127.5]
 set yrange [-0.5:127.5]
