@@ -16,5 +16,4 @@ plot 'ae-256-large-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7
      'ae-256-large-nvidia-h200-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '08_tf32_mma', \
      'ae-256-large-nvidia-h200-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '09_cp_async', \
      'ae-256-large-nvidia-h200-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '10_bf16 bf16', \
-     'ae-256-large-nvidia-h200-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title '11_cudnn', \
-     'ae-256-large-nvidia-h200-loss.dat' index 9 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32'
+     'ae-256-large-nvidia-h200-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title '11_cudnn'
