@@ -152,6 +152,12 @@ if has ladder-epic; then  # small and large, the CPU imager once a size; 64 x 64
 fi
 
 if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a 50,000-image epoch, batch 64 and 256
+  # The peer first (a call cut short by its time limit still has it), on the steps' own images,
+  # so that its loss curve compares with theirs.
+  "$B/datasets/ae_dataset" --size large --out /tmp/ae-large-images.npy > /dev/null
+  PYTHONUNBUFFERED=1 timeout "${AE_TIMEOUT:-240}" python3 "$ROOT/steps/ae/pytorch/peer.py" --json "$OUT/ae-$DEVICE_TAG.jsonl" \
+    --images-npy /tmp/ae-large-images.npy \
+    > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
   for id in $(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /); do
     runs="--repeat 3"; ls "$ROOT/steps/ae/$id/"*.cu >/dev/null 2>&1 || runs="--repeat 1 --warmup 0"
     "$B/steps/ae/ae_$id" --size small $runs --check --quiet --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id small"
@@ -164,11 +170,6 @@ if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a
         $images --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id large batch $batch"
     done
   done
-  # The peer trains on the steps' own images, so that its loss curve compares with theirs.
-  "$B/datasets/ae_dataset" --size large --out /tmp/ae-large-images.npy > /dev/null
-  PYTHONUNBUFFERED=1 timeout "${AE_TIMEOUT:-240}" python3 "$ROOT/steps/ae/pytorch/peer.py" --json "$OUT/ae-$DEVICE_TAG.jsonl" \
-    --images-npy /tmp/ae-large-images.npy \
-    > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
 fi
 
 if has recon; then  # the reconstruction's quality table (steps/mri/recon): its default problem,
