@@ -83,11 +83,33 @@ __global__ void up_backward(size_t planes, int h, int w, const float* __restrict
   d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
 }
 
+// 03's and 04's loss: d_y = scale (y - x); the squared errors of a block are summed in shared
+// memory and added to the step's loss, zeroed first, with one atomic per block: the order of
+// the additions, and so the last bits of the loss, vary from run to run. (05 on write block sums
+// and add them in a fixed order: loss_gradient below.)
+__global__ void loss_gradient_atomic(size_t n, float scale, float mean, const float* __restrict__ y,
+                                     const float* __restrict__ x, float* __restrict__ d_y, float* __restrict__ loss) {
+  extern __shared__ float partial[];
+  const size_t idx = global_index();
+  float e2 = 0;
+  if (idx < n) {
+    const float e = y[idx] - x[idx];
+    d_y[idx] = scale * e;
+    e2 = e * e;
+  }
+  partial[threadIdx.x] = e2;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(loss, partial[0] * mean);
+}
+
 // The loss's gradient d_y = scale (y - x), written over y (nothing reads the reconstruction
 // after the loss); the squared errors of a block are summed in shared memory (blockDim.x
 // floats, a power of 2) and written, times `mean`, to partial[blockIdx.x], which the step adds
-// into the step's loss in a fixed order: no memset, no atomics. (03 keeps its own, which adds
-// atomically.)
+// into the step's loss in a fixed order: no memset, no atomics.
 __global__ void loss_gradient(size_t n, float scale, float mean, float* y_then_d_y, const float* __restrict__ x,
                               float* __restrict__ partial) {
   float* squares = shared_floats();

@@ -82,28 +82,6 @@ __global__ void bias_gradient(int batch, int out_ch, int pixels, const float* __
   gradient[o] = sum;
 }
 
-// d_y = scale (y - x); the squared errors of a block are summed in shared memory and added to
-// the step's loss with one atomic per block. (The later steps write block sums instead and add
-// them in a fixed order: elementwise.cuh's loss_gradient.)
-__global__ void loss_gradient_atomic(size_t n, float scale, float mean, const float* __restrict__ y,
-                                     const float* __restrict__ x, float* __restrict__ d_y, float* __restrict__ loss) {
-  extern __shared__ float partial[];
-  const size_t idx = global_index();
-  float e2 = 0;
-  if (idx < n) {
-    const float e = y[idx] - x[idx];
-    d_y[idx] = scale * e;
-    e2 = e * e;
-  }
-  partial[threadIdx.x] = e2;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicAdd(loss, partial[0] * mean);
-}
-
 // The training step of every GPU step (common/ae/gpu_training.cuh) with these convolutions and
 // loss, elementwise.cuh's other layers (NCHW), and each activation's gradient in a buffer of its
 // own.
