@@ -84,7 +84,7 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
     # library kernels is instrumented and the run outlasts any limit. initcheck of ae_09 takes
     # the heuristics path (--algo-search 0): our kernels are all checked, and the library
     # kernels it picks too. memcheck, racecheck and synccheck keep the timed search.
-    extra=""; [ $tool = initcheck ] && [ $prog = ae_11_cudnn ] && extra="--algo-search 0"
+    extra=""; [ $tool = initcheck ] && [ $prog = ae_15_cudnn ] && extra="--algo-search 0"
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool $pad --error-exitcode 9 \
       "$B/steps/$track/$prog" --size tiny ${k:+--kernel $k} $extra --repeat 1 --warmup 0 --check --quiet > "$f" 2>&1
     echo "$tool $prog $k: exit $? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | tail -1)" > "$f.summary"' < "$work/jobs"

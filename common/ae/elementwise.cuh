@@ -1,10 +1,10 @@
-// The element-wise kernels of the NCHW GPU steps (03_gpu_basic, 04_tiled_conv, 05_gpu_tiled, 11_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (04_gpu_basic, 05_tiled_conv, 06_gpu_tiled, 15_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
-// the steps' sources hold only what each one changes. (06_gpu_fused folds this work into its
-// convolutions; 07_implicit_gemm to 10_bf16 keep NHWC: elementwise_nhwc.cuh.)
+// the steps' sources hold only what each one changes. (07_gpu_fused folds this work into its
+// convolutions; 11_gemm_tiles to 14_bf16 keep NHWC: elementwise_nhwc.cuh.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps
@@ -19,7 +19,7 @@
 namespace ae {
 namespace {
 
-// v = max(v, 0) in place, after a convolution (11 has cuDNN's instead).
+// v = max(v, 0) in place, after a convolution (15 has cuDNN's instead).
 __global__ void relu(size_t n, float* v) {
   const size_t idx = global_index();
   if (idx < n) v[idx] = fmaxf(v[idx], 0.0f);
@@ -83,9 +83,9 @@ __global__ void up_backward(size_t planes, int h, int w, const float* __restrict
   d_in[idx] = d[0] + d[1] + d[2 * w] + d[2 * w + 1];
 }
 
-// 03's and 04's loss: d_y = scale (y - x); the squared errors of a block are summed in shared
+// 04's and 05's loss: d_y = scale (y - x); the squared errors of a block are summed in shared
 // memory and added to the step's loss, zeroed first, with one atomic per block: the order of
-// the additions, and so the last bits of the loss, vary from run to run. (05 on write block sums
+// the additions, and so the last bits of the loss, vary from run to run. (06 on write block sums
 // and add them in a fixed order: loss_gradient below.)
 __global__ void loss_gradient_atomic(size_t n, float scale, float mean, const float* __restrict__ y,
                                      const float* __restrict__ x, float* __restrict__ d_y, float* __restrict__ loss) {

@@ -1,8 +1,8 @@
-// The element-wise kernels of the NHWC GPU steps (07_implicit_gemm to 10_bf16): max pooling and
+// The element-wise kernels of the NHWC GPU steps (11_gemm_tiles to 14_bf16): max pooling and
 // nearest upsampling with their gradients (the ReLU's mask applied where the gradient passes
 // back), the loss's gradient with the block's squared errors, and the sum of those partial sums.
 // Those steps differ in their products, not in these: one definition here keeps them the same
-// kernels, so that each step's source holds only what it changes. 07 brought them with the NHWC
+// kernels, so that each step's source holds only what it changes. 11 brought them with the NHWC
 // layout; the NCHW steps have theirs in elementwise.cuh.
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own copy,
@@ -128,7 +128,7 @@ __global__ void loss_gradient(size_t n, int channels, int ch, float scale, float
 
 constexpr int kSplitLanes = 8;  // threads that add one element's partial sums
 
-// total[j] = sum over s of partial[s][j] (05's kernel; here only for the loss).
+// total[j] = sum over s of partial[s][j] (06's kernel; here only for the loss).
 __global__ void sum_partials(size_t count, int splits, const float* __restrict__ partial, float* __restrict__ total) {
   float* lanes = shared_floats();  // [kSplitLanes][32]
   const size_t j = size_t(blockIdx.x) * 32 + threadIdx.x;

@@ -45,7 +45,7 @@ J=$OUT/ae-$DEVICE_TAG-$DATA.jsonl
 steps=$(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /)
 is_gpu() { ls "$ROOT/steps/ae/$1/"*.cu >/dev/null 2>&1; }
 # The ae programs only (the rest of the tree need not build): those the configuration has (no
-# GPU steps without CUDA, no 11_cudnn without cuDNN).
+# GPU steps without CUDA, no 15_cudnn without cuDNN).
 { [ -f "$B/build.ninja" ] || meson setup "$B" "$ROOT"; } > "$OUT/build-ae.log" 2>&1 || { tail -30 "$OUT/build-ae.log"; exit 1; }
 have=$(ninja -C "$B" -t targets all 2>/dev/null | cut -d: -f1)
 targets=()
@@ -53,11 +53,11 @@ for id in $steps; do
   grep -qx "steps/ae/ae_$id" <<< "$have" && targets+=("steps/ae/ae_$id")
 done
 ninja -C "$B" "${targets[@]}" >> "$OUT/build-ae.log" 2>&1 || { tail -30 "$OUT/build-ae.log"; exit 1; }
-# A step the build left out (11_cudnn without cuDNN) is skipped; 10 runs in both precisions.
+# A step the build left out (15_cudnn without cuDNN) is skipped; 10 runs in both precisions.
 run() {  # run ID FLAGS...
   local id=$1; shift
   [ -x "$B/steps/ae/ae_$id" ] || { echo "not built: ae_$id"; return; }
-  local precisions=(""); [ "$id" = 10_bf16 ] && precisions=(tf32 bf16)
+  local precisions=(""); [ "$id" = 14_bf16 ] && precisions=(tf32 bf16)
   for p in "${precisions[@]}"; do
     timeout "${AE_TIMEOUT:-300}" "$B/steps/ae/ae_$id" "${flags[@]}" "$@" ${p:+--precision $p} --check --quiet --json "$J" \
       && echo "ok ae_$id $* ${p}" || echo "FAILED ae_$id $* ${p}"
