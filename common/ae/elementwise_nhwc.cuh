@@ -1,9 +1,10 @@
-// The element-wise kernels of the NHWC GPU steps (11_gemm_tiles to 14_bf16): max pooling and
+// The element-wise kernels of the NHWC GPU steps (08_nhwc to 14_bf16): max pooling and
 // nearest upsampling with their gradients (the ReLU's mask applied where the gradient passes
-// back), the loss's gradient with the block's squared errors, and the sum of those partial sums.
-// Those steps differ in their products, not in these: one definition here keeps them the same
-// kernels, so that each step's source holds only what it changes. 11 brought them with the NHWC
-// layout; the NCHW steps have theirs in elementwise.cuh.
+// back), the loss's gradient with the block's squared errors, and the sum of those partial sums;
+// and the layer operations they make (NhwcLayers). Those steps differ in their convolutions, not
+// in these: one definition here keeps them the same kernels with the same launches, so that each
+// step's source holds only what it changes. 08 brought them with the NHWC layout; the NCHW steps
+// have theirs in elementwise.cuh.
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own copy,
 // with no separate compilation of device code.
@@ -128,7 +129,8 @@ __global__ void loss_gradient(size_t n, int channels, int ch, float scale, float
 
 constexpr int kSplitLanes = 8;  // threads that add one element's partial sums
 
-// total[j] = sum over s of partial[s][j] (06's kernel; here only for the loss).
+// total[j] = sum over s of partial[s][j] (06's kernel; 08 adds its weight gradients' splits
+// with it too).
 __global__ void sum_partials(size_t count, int splits, const float* __restrict__ partial, float* __restrict__ total) {
   float* lanes = shared_floats();  // [kSplitLanes][32]
   const size_t j = size_t(blockIdx.x) * 32 + threadIdx.x;
@@ -143,6 +145,55 @@ __global__ void sum_partials(size_t count, int splits, const float* __restrict__
     total[j] = t;
   }
 }
+
+// The layer operations of the NHWC steps besides their convolutions: pooling and upsampling
+// (ReLU's gradient applied as they pass the gradient back: the convolutions apply ReLU itself
+// as they store), and the loss as block sums added by sum_partials. The channels are the
+// stored ones (out_ch_: padded to a multiple of 4). The activations' gradients live in two
+// buffers used in turn (06's). partials_ holds the loss's block sums; a step makes it as large
+// as its own partial sums need (allocate_more).
+class NhwcLayers : public LayeredTraining {
+ public:
+  explicit NhwcLayers(int threads) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn) {}
+
+ protected:
+  void pool(int l, int n, const float* a, float* pooled) override {
+    const Conv& c = L_[l];
+    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
+           c.height, c.width, out_ch_[l], a, pooled);
+  }
+  void upsample(int l, int n, const float* a, float* up) override {
+    const Conv& c = L_[l];
+    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
+    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], a, up);
+  }
+
+  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
+    const size_t n = size_t(batch_);
+    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
+    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
+    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
+    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
+                image_ch_, scale, mean, d_y, x, partials_.data());
+    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
+                partials_.data(), loss);
+  }
+  // The loss's block sums of a minibatch: what partials_ must hold at least.
+  size_t loss_partials(int batch) const {
+    return (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
+  }
+
+  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() / 4 * out_ch_[l] / 4;
+    launch(pool_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], a, d_pooled, d_a);
+  }
+  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
+    const size_t quads = size_t(batch_) * L_[l].pixels() * out_ch_[l] / 4;
+    launch(up_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], d_up, a, d_a);
+  }
+
+  core::DeviceArray<float> partials_;
+};
 
 }  // namespace
 }  // namespace ae

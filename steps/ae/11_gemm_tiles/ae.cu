@@ -1,34 +1,27 @@
-// ae 11_gemm_tiles: every convolution of 06 as a matrix product read straight from NHWC
-// activations, an implicit GEMM, still in FP32 FMAs. 06 tiled each convolution by its image:
-// a block's tile of pixels, channels staged eight at a time, with a loop of its own for each of
-// the three passes. Here the three passes are one shape, a product of an M x K and a K x N
-// matrix (below), computed by one kernel for the forward pass and the input gradient and one
-// for the weight gradient: a block stages a 32-deep slice of k of both operands in shared
-// memory (16-byte copies: NHWC puts 4 channels of a pixel side by side), and each warp sums a
-// 64 x 32 part of the block's 128 x 128 tile, a thread 64 of its sums in registers, so that
-// every value read from shared memory serves 8 products. The products' arrangement (16 x 8
-// parts, a thread's four sums in each) is the one the tensor cores' mma.sync will take over in
-// 12; the element-wise layers follow the layout (NHWC kernels, common/ae/elementwise_nhwc.cuh;
-// ReLU in the product's epilogue).
+// ae 11_gemm_tiles: 10's implicit GEMMs with the tile fitted to each product. 10 ran every
+// product in 128 x 128 tiles: conv5's 4 output channels used 4 of a tile's 128 columns, and
+// conv3's products (8 x 8 images) made too few blocks to fill the GPU. Here a product with at
+// most 8 columns takes a 128 x 8 tile, and one too small to give two 128 x 128 blocks per SM
+// a 64 x 64 tile (four times the blocks); the weight gradient's splits follow the tile. The
+// kernels are 10's, instantiated for three tile shapes; --tiles forces a choice.
 //
-// Activations are stored NHWC (channels last), so that a pixel's channels are contiguous and a
-// 3x3 convolution becomes a matrix product over (pixel) x (tap, channel) read straight from
-// the activations, an "implicit GEMM" (no im2col copy):
+// A 3x3 convolution of NHWC activations is a matrix product over (pixel) x (tap, channel) read
+// straight from the activations, an "implicit GEMM" (no im2col copy):
 //
 //   forward          out[m][n]  = sum over k of in(m, k) W[n][k]      m = pixel, n = out channel, k = (tap, in channel)
 //   input gradient   d_in[m][n] = sum over k of d_out(m, k) W'[n][k]  the same, with the mirrored kernel, in and out swapped
 //   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
 //
 // where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
-// outside the image). The products run as FP32 FMAs from tiles the block stages in shared memory.
-// Activations, gradients and master weights stay float in memory. The weight gradient's pixel sum
-// is split over blocks that write partial sums; a second kernel adds them in a fixed order and
-// writes the reference layout, so the result is the same bit for bit from run to run (as in 06).
-// Bias and ReLU are applied where the forward product is stored; the ReLU's mask is applied where
-// pooling and upsampling pass the gradient back.
+// outside the image).
 //
-// Channel counts are padded to multiples of 4 (16 bytes, one copy) in the layout: the
-// image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
+// The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
+// upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
+// and upsampling pass the gradient back), and ReLU itself is applied where the convolution
+// stores its result, which has the value in a register: the NHWC kernels have no ReLU pass of
+// their own. Activations, gradients and master weights stay float in memory. Channel counts
+// are padded to multiples of 4 (16 bytes) in the layout: the image's 3 channels become 4 with
+// a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <string>
 
@@ -51,7 +44,7 @@ __device__ __forceinline__ void copy16(float* shared_to, const float* global_fro
 }
 // d += a b for one value of k of a thread's four sums in a 16 x 8 part of the product: rows g
 // and g + 8 (a[0], a[1]) by columns 2t and 2t + 1 (b[0], b[1]), for lane g x 4 + t of its warp.
-// (These are the places mma.sync.m16n8k8 gives the lane's sums: 06.)
+// (These are the places mma.sync.m16n8k8 gives the lane's sums: 12.)
 //   d[0] = D[g][2t], d[1] = D[g][2t + 1], d[2] = D[g + 8][2t], d[3] = D[g + 8][2t + 1]
 __device__ __forceinline__ void fma_part(float (&d)[4], const float (&a)[2], const float (&b)[2]) {
   d[0] += a[0] * b[0];
@@ -392,12 +385,12 @@ enum TileChoice { kTilesAuto = 0, kTilesSmall = 1, kTilesBig = 2 };
 enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
-// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
-// activations NHWC, the activations' gradients in two buffers used in turn (06's). SGD updates
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels and
+// NhwcLayers' other layers (common/ae/elementwise_nhwc.cuh). SGD updates
 // the weights in the reference layout; the products read the copies arrange_weights makes.
-class ImplicitGemm final : public LayeredTraining {
+class ImplicitGemm final : public NhwcLayers {
  public:
-  ImplicitGemm(int threads, int tiles) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn), tiles_(tiles) {}
+  ImplicitGemm(int threads, int tiles) : NhwcLayers(threads), tiles_(tiles) {}
 
   void describe(nlohmann::json& params) const override {
     LayeredTraining::describe(params);
@@ -418,7 +411,6 @@ class ImplicitGemm final : public LayeredTraining {
 
  private:
   void allocate_more(int batch) override {
-    if (!configured_) configure_kernels();
     // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
     size_t arranged = 0;
     for (int l = 0; l < kLayers; ++l) {
@@ -433,7 +425,7 @@ class ImplicitGemm final : public LayeredTraining {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
+    size_t partials = loss_partials(batch);
     for (int l = 0; l < kLayers; ++l) {
       const WeightPlan plan = weight_plan(l, batch);
       weight_tile_[l] = plan.kind;
@@ -441,20 +433,6 @@ class ImplicitGemm final : public LayeredTraining {
       partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
     }
     partials_.resize(partials);
-  }
-
-  // The GEMM kernels may stage more than the 48 KB of shared memory a block gets without asking.
-  void configure_kernels() {
-    const auto allow = [](const void* kernel, size_t bytes) {
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    };
-    allow(reinterpret_cast<const void*>(conv_gemm<BigTile>), conv_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<SmallTile>), conv_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(conv_gemm<NarrowTile>), conv_shared_bytes<NarrowTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<BigTile>), weight_shared_bytes<BigTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<SmallTile>), weight_shared_bytes<SmallTile>());
-    allow(reinterpret_cast<const void*>(weight_gemm<NarrowTile>), weight_shared_bytes<NarrowTile>());
-    configured_ = true;
   }
 
   // The forward and input-gradient products: pixels x `columns` channels. Big tiles when they
@@ -547,28 +525,6 @@ class ImplicitGemm final : public LayeredTraining {
              L_[l].out, relu, out);
   }
 
-  void pool(int l, int n, const float* a, float* pooled) override {
-    const Conv& c = L_[l];
-    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
-           c.height, c.width, out_ch_[l], a, pooled);
-  }
-  void upsample(int l, int n, const float* a, float* up) override {
-    const Conv& c = L_[l];
-    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
-    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], a, up);
-  }
-
-  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
-    const size_t n = size_t(batch_);
-    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
-    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
-                image_ch_, scale, mean, d_y, x, partials_.data());
-    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
-                partials_.data(), loss);
-  }
-
   // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
   void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
     weight_gradient(l, in, d_out);
@@ -577,23 +533,12 @@ class ImplicitGemm final : public LayeredTraining {
                false, d_in);
   }
 
-  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
-    const size_t quads = size_t(batch_) * L_[l].pixels() / 4 * out_ch_[l] / 4;
-    launch(pool_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], a, d_pooled, d_a);
-  }
-  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
-    const size_t quads = size_t(batch_) * L_[l].pixels() * out_ch_[l] / 4;
-    launch(up_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], d_up, a, d_a);
-  }
-
   int tiles_;
-  bool configured_ = false;
   int sms_ = 0;
   std::array<int, kLayers> splits_{};  // weight-gradient splits
   std::array<TileKind, kLayers> weight_tile_{};
   std::array<size_t, kLayers> arranged_at_{};
   core::DeviceArray<float> forward_weights_, backward_weights_;
-  core::DeviceArray<float> partials_;
 };
 
 }  // namespace

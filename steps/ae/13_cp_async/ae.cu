@@ -462,13 +462,13 @@ enum TileChoice { kTilesAuto = 0, kTilesSmall = 1, kTilesBig = 2 };
 enum class TileKind { big, small, narrow };
 const char* tile_name(TileKind k) { return k == TileKind::big ? "128x128" : k == TileKind::small ? "64x64" : "128x8"; }
 
-// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels: the
-// activations NHWC, the activations' gradients in two buffers used in turn (06's). SGD updates
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels and
+// NhwcLayers' other layers (common/ae/elementwise_nhwc.cuh). SGD updates
 // the float master weights in the reference layout; the products read the rounded copies
 // arrange_weights makes.
-class ImplicitGemm final : public LayeredTraining {
+class ImplicitGemm final : public NhwcLayers {
  public:
-  ImplicitGemm(int threads, int tiles) : LayeredTraining(threads, Layout::nhwc, Gradients::in_turn), tiles_(tiles) {}
+  ImplicitGemm(int threads, int tiles) : NhwcLayers(threads), tiles_(tiles) {}
 
   void describe(nlohmann::json& params) const override {
     LayeredTraining::describe(params);
@@ -504,7 +504,7 @@ class ImplicitGemm final : public LayeredTraining {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-    size_t partials = (size_t(batch) * L_[4].pixels() * image_ch_ + threads_ - 1) / threads_;
+    size_t partials = loss_partials(batch);
     for (int l = 0; l < kLayers; ++l) {
       const WeightPlan plan = weight_plan(l, batch);
       weight_tile_[l] = plan.kind;
@@ -618,43 +618,12 @@ class ImplicitGemm final : public LayeredTraining {
              L_[l].out, relu, out);
   }
 
-  void pool(int l, int n, const float* a, float* pooled) override {
-    const Conv& c = L_[l];
-    launch(pool_forward, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4, size_t(n) * c.pixels() / 4 * out_ch_[l] / 4,
-           c.height, c.width, out_ch_[l], a, pooled);
-  }
-  void upsample(int l, int n, const float* a, float* up) override {
-    const Conv& c = L_[l];
-    const size_t quads = size_t(n) * c.pixels() * 4 * out_ch_[l] / 4;
-    launch(up_forward, quads, quads, c.height, c.width, out_ch_[l], a, up);
-  }
-
-  void loss_gradient(const float* x, float*, float* d_y, float* loss) override {
-    const size_t n = size_t(batch_);
-    const size_t outputs = n * p_->data->image_size(), stored = n * L_[4].pixels() * image_ch_;
-    const float scale = 2.0f / float(outputs), mean = 1.0f / float(outputs);
-    const unsigned blocks = unsigned((stored + threads_ - 1) / threads_);
-    launch_grid(ae::loss_gradient, dim3(blocks), dim3(threads_), threads_ * sizeof(float), stored, p_->data->channels,
-                image_ch_, scale, mean, d_y, x, partials_.data());
-    launch_grid(sum_partials, dim3(1), dim3(32, kSplitLanes), kSplitLanes * 32 * sizeof(float), size_t(1), int(blocks),
-                partials_.data(), loss);
-  }
-
   // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
   void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
     weight_gradient(l, in, d_out);
     if (d_in)
       convolve(batch_, L_[l], out_ch_[l], in_ch_[l], d_out, backward_weights_.data() + arranged_at_[l], nullptr, 0,
                false, d_in);
-  }
-
-  void pool_backward(int l, const float* a, const float*, const float* d_pooled, float* d_a) override {
-    const size_t quads = size_t(batch_) * L_[l].pixels() / 4 * out_ch_[l] / 4;
-    launch(pool_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], a, d_pooled, d_a);
-  }
-  void upsample_backward(int l, const float* d_up, const float* a, float* d_a) override {
-    const size_t quads = size_t(batch_) * L_[l].pixels() * out_ch_[l] / 4;
-    launch(up_backward_relu, quads, quads, L_[l].height, L_[l].width, out_ch_[l], d_up, a, d_a);
   }
 
   int tiles_;
@@ -664,7 +633,6 @@ class ImplicitGemm final : public LayeredTraining {
   std::array<TileKind, kLayers> weight_tile_{};
   std::array<size_t, kLayers> arranged_at_{};
   core::DeviceArray<float> forward_weights_, backward_weights_;
-  core::DeviceArray<float> partials_;
 };
 
 }  // namespace

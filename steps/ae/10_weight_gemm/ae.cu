@@ -1,0 +1,503 @@
+// ae 10_weight_gemm: 09's implicit GEMM for the weight gradient too. 08 and 09 summed it from
+// staged image rows, a thread 4 output x 2 input channels x 9 taps; it is a product as well
+// (the third line below), with the minibatch's pixels as k: the same kernel shape, staging
+// both operands pixel by pixel (k-major: a pixel's channels, and its neighbour's for a tap,
+// are contiguous in NHWC), 128 x 128 tiles, a thread's 64 sums in registers. The pixel sum is
+// split over blocks that write partial sums; a second kernel adds them in a fixed order and
+// writes the reference layout, so the result is the same bit for bit from run to run (as in
+// 06-09).
+//
+// A 3x3 convolution of NHWC activations is a matrix product over (pixel) x (tap, channel) read
+// straight from the activations, an "implicit GEMM" (no im2col copy):
+//
+//   forward          out[m][n]  = sum over k of in(m, k) W[n][k]      m = pixel, n = out channel, k = (tap, in channel)
+//   input gradient   d_in[m][n] = sum over k of d_out(m, k) W'[n][k]  the same, with the mirrored kernel, in and out swapped
+//   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
+//
+// where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
+// outside the image).
+//
+// Every product uses 128 x 128 tiles, the narrow ones too (conv5's 4 output channels, conv1's
+// 36 weight rows): 11 fits the tile to the product.
+//
+// The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
+// upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
+// and upsampling pass the gradient back), and ReLU itself is applied where the convolution
+// stores its result, which has the value in a register: the NHWC kernels have no ReLU pass of
+// their own. Activations, gradients and master weights stay float in memory. Channel counts
+// are padded to multiples of 4 (16 bytes) in the layout: the image's 3 channels become 4 with
+// a zero, conv5's 3 outputs 4 with a zero weight row.
+#include <algorithm>
+#include <string>
+
+#include "ae/elementwise_nhwc.cuh"
+#include "ae/gpu_training.cuh"
+
+namespace ae {
+namespace {
+
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// ---- The copies and the products ----
+
+// Copies 16 bytes from global to shared memory through a register; with `valid` false it
+// writes 16 zero bytes and reads nothing (the padding of the convolution). Both addresses must
+// be 16-byte aligned.
+__device__ __forceinline__ void copy16(float* shared_to, const float* global_from, bool valid) {
+  *reinterpret_cast<float4*>(shared_to) =
+      valid ? *reinterpret_cast<const float4*>(global_from) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+// d += a b for one value of k of a thread's four sums in a 16 x 8 part of the product: rows g
+// and g + 8 (a[0], a[1]) by columns 2t and 2t + 1 (b[0], b[1]), for lane g x 4 + t of its warp.
+// (These are the places mma.sync.m16n8k8 gives the lane's sums: 12.)
+//   d[0] = D[g][2t], d[1] = D[g][2t + 1], d[2] = D[g + 8][2t], d[3] = D[g + 8][2t + 1]
+__device__ __forceinline__ void fma_part(float (&d)[4], const float (&a)[2], const float (&b)[2]) {
+  d[0] += a[0] * b[0];
+  d[1] += a[0] * b[1];
+  d[2] += a[1] * b[0];
+  d[3] += a[1] * b[1];
+}
+// ---- Tiles ----
+
+// A block computes a kM x kN tile of the product; each of its warps a kWarpM x kWarpN part of
+// it as (kWarpM / 16) x (kWarpN / 8) parts of 16 x 8 (fma_part), whose sums stay in registers.
+template <int M, int N, int WarpM, int WarpN, int MinBlocks>
+struct Tile {
+  static constexpr int kM = M, kN = N, kWarpM = WarpM, kWarpN = WarpN;
+  static constexpr int kWarpsM = M / WarpM, kWarps = kWarpsM * (N / WarpN), kThreads = 32 * kWarps;
+  static constexpr int kFragsM = WarpM / 16, kFragsN = WarpN / 8;
+  static constexpr int kMinBlocks = MinBlocks;  // per SM, for __launch_bounds__ (registers)
+  static_assert(M % WarpM == 0 && N % WarpN == 0 && WarpM % 16 == 0 && WarpN % 8 == 0, "whole 16 x 8 parts");
+};
+// 128 x 128: each operand value staged serves 128 products (the most arithmetic per byte of
+// shared memory); 8 warps of 64 x 32, 64 sums per thread. Every product here uses it, the
+// narrow ones too (conv5's 4 columns, conv1's 36 rows of weight gradient): 11 fits the tile
+// to the product.
+using BigTile = Tile<128, 128, 64, 32, 2>;
+
+constexpr int kK = 32;      // the k extent of a staged tile
+// Padding of the staged rows (the pitches 12's fragment reads need; 11's reads are free of
+// bank conflicts with them too: a warp reads 8 rows g or 8 columns 2t + (0, 1), each value by
+// the 4 or 8 lanes that share it).
+constexpr int kPitchK = kK + 4;
+constexpr int pitch_mn(int n) { return n + (8 - n % 32 + 32) % 32; }
+
+template <class T>
+constexpr size_t conv_shared_bytes() {
+  return size_t(T::kM + T::kN) * kPitchK * sizeof(float);
+}
+template <class T>
+constexpr size_t weight_shared_bytes() {
+  return size_t(kK) * (pitch_mn(T::kM) + pitch_mn(T::kN)) * sizeof(float);
+}
+
+// ---- The forward pass and the input gradient: one implicit GEMM ----
+
+// A 3x3 convolution (padding 1) of NHWC activations: `in` is images x h x w x in_ch, `out`
+// images x h x w x out_ch, both channel counts padded (multiples of 4).
+struct ConvShape {
+  int images = 0, h = 0, w = 0, in_ch = 0, out_ch = 0;
+  int biased = 0;     // output channels with a bias (the real ones); 0: no bias
+  bool relu = false;  // max(0, .) on the stored result
+};
+
+// out[m][n] = relu(bias[n] + sum over k < 9 in_ch of in(m, k) weight[n][k]), m = (image, y, x)
+// the output pixel, k = tap x in_ch + c, tap = kh x 3 + kw, in(m, k) = in[image][y + kh - 1]
+// [x + kw - 1][c] or 0 outside the image. `weight` is [out_ch][9][in_ch] (arrange_weights).
+// Grid: x = tiles of pixels, y = tiles of output channels.
+//
+// Staging: a tile's kK values of k for one pixel are kK / 4 groups of 4 channels of one tap,
+// each one 16-byte copy from the pixel's neighbour (or zeros). A thread
+// always copies the same column group (its k offset) for the same rows (its pixels): it finds
+// its pixels once, and per tile only the tap and channel of its column.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
+    conv_gemm(ConvShape s, const float* __restrict__ in, const float* __restrict__ weight,
+              const float* __restrict__ bias, float* __restrict__ out) {
+  float* staged_a = shared_floats();            // [kM][kPitchK]: pixels x k
+  float* staged_b = staged_a + T::kM * kPitchK;  // [kN][kPitchK]: channels x k
+  const int M = s.images * s.h * s.w, N = s.out_ch, K = 9 * s.in_ch;
+  const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
+  const int tiles = ceil_div(K, kK);
+  const int tid = threadIdx.x;
+
+  // Copy duties: 8 column groups of 4 floats per staged row; thread tid copies group tid % 8
+  // of rows tid / 8, tid / 8 + kRowStep, ...
+  constexpr int kRowStep = T::kThreads / (kK / 4);
+  constexpr int kRowsA = ceil_div(T::kM, kRowStep), kRowsB = ceil_div(T::kN, kRowStep);
+  const int group = tid % (kK / 4), first_row = tid / (kK / 4);
+  // The pixels of this thread's A rows: where they are, and their row and column (a row far
+  // outside the image for rows past the last pixel, so that every tap is padding).
+  const float* pixel[kRowsA];
+  int pixel_y[kRowsA], pixel_x[kRowsA];
+#pragma unroll
+  for (int i = 0; i < kRowsA; ++i) {
+    const int m = m0 + first_row + i * kRowStep;
+    const int x = m % s.w, y = m / s.w % s.h;
+    const bool real = m < M;
+    pixel[i] = in + size_t(real ? m : 0) * s.in_ch;
+    pixel_y[i] = real ? y : -8;
+    pixel_x[i] = x;
+  }
+
+  const auto stage_tile = [&](int tile) {
+    const int k = tile * kK + 4 * group;
+    const int tap = k / s.in_ch, c = k - tap * s.in_ch;  // 4 channels of one tap: in_ch % 4 == 0
+    const int dy = tap / 3 - 1, dx = tap % 3 - 1;
+    float* a = staged_a + first_row * kPitchK + 4 * group;
+#pragma unroll
+    for (int i = 0; i < kRowsA; ++i) {
+      if (T::kM % kRowStep != 0 && first_row + i * kRowStep >= T::kM) break;
+      const int y = pixel_y[i] + dy, x = pixel_x[i] + dx;
+      const bool valid = tap < 9 && y >= 0 && y < s.h && x >= 0 && x < s.w;
+      copy16(a + i * kRowStep * kPitchK, valid ? pixel[i] + (dy * s.w + dx) * s.in_ch + c : in, valid);
+    }
+    float* b = staged_b + first_row * kPitchK + 4 * group;
+#pragma unroll
+    for (int i = 0; i < kRowsB; ++i) {
+      const int n = first_row + i * kRowStep;
+      if (T::kN % kRowStep != 0 && n >= T::kN) break;
+      const bool valid = n0 + n < N && k < K;
+      copy16(b + i * kRowStep * kPitchK, valid ? weight + size_t(n0 + n) * K + k : weight, valid);
+    }
+  };
+
+  // The warp's part of the tile, and the thread's place in its 16 x 8 parts (fma_part).
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int warp_m = warp % T::kWarpsM * T::kWarpM, warp_n = warp / T::kWarpsM * T::kWarpN;
+  float sum[T::kFragsM][T::kFragsN][4] = {};
+
+  for (int tile = 0; tile < tiles; ++tile) {
+    __syncthreads();  // everyone is done with the previous tile
+    stage_tile(tile);
+    __syncthreads();  // everyone's copies of this one are in place
+
+    const float* a = staged_a + (warp_m + g) * kPitchK;      // rows g and g + 8 of each part
+    const float* b = staged_b + (warp_n + 2 * t) * kPitchK;  // columns 2t and 2t + 1
+    // Two values of k per pass: unrolled further, the loads ptxas moves ahead spill the
+    // 128 x 128 tile past its 128 registers (76 bytes fully unrolled, 12 at four).
+#pragma unroll 2
+    for (int k = 0; k < kK; ++k) {
+      float fa[T::kFragsM][2], fb[T::kFragsN][2];
+#pragma unroll
+      for (int i = 0; i < T::kFragsM; ++i) fa[i][0] = a[i * 16 * kPitchK + k], fa[i][1] = a[(i * 16 + 8) * kPitchK + k];
+#pragma unroll
+      for (int j = 0; j < T::kFragsN; ++j) fb[j][0] = b[j * 8 * kPitchK + k], fb[j][1] = b[(j * 8 + 1) * kPitchK + k];
+#pragma unroll
+      for (int i = 0; i < T::kFragsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kFragsN; ++j) fma_part(sum[i][j], fa[i], fb[j]);
+    }
+  }
+
+  // The epilogue: bias, ReLU, and two neighbouring channels of a pixel per 8-byte store.
+#pragma unroll
+  for (int j = 0; j < T::kFragsN; ++j) {
+    const int n = n0 + warp_n + j * 8 + 2 * t;
+    if (n >= N) continue;  // N % 4 == 0 and n even: n + 1 < N as well
+    const float b0 = n < s.biased ? bias[n] : 0.0f, b1 = n + 1 < s.biased ? bias[n + 1] : 0.0f;
+#pragma unroll
+    for (int i = 0; i < T::kFragsM; ++i)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int m = m0 + warp_m + i * 16 + g + 8 * half;
+        if (m >= M) continue;
+        float2 v = make_float2(sum[i][j][2 * half] + b0, sum[i][j][2 * half + 1] + b1);
+        if (s.relu) v = make_float2(fmaxf(v.x, 0.0f), fmaxf(v.y, 0.0f));
+        *reinterpret_cast<float2*>(out + size_t(m) * N + n) = v;
+      }
+  }
+}
+
+// ---- The weight gradient: an implicit GEMM over the minibatch's pixels, split ----
+
+struct WeightShape {
+  int images = 0, h = 0, w = 0, in_ch = 0, out_ch = 0;  // padded channel counts
+  int splits = 0;                                       // blocks along the pixels (gridDim.z)
+};
+
+// For split z = blockIdx.z, a contiguous share of the minibatch's pixels p (whole kK tiles):
+//   partial[z][m][n] = sum over its p of in(p, m) d_out[p][n],  m = tap x in_ch + c < 9 in_ch, n < out_ch
+//   partial[z][9 in_ch out_ch + n] = sum over its p of d_out[p][n]  (the bias gradient)
+// with in(p, m) = in[image][y + kh - 1][x + kw - 1][c] for p = (image, y, x), 0 outside.
+// Both operands are staged with the pixel as the row (k-major): a pixel's channels, and its
+// neighbour's channels for a tap, are contiguous in NHWC.
+// Grid: x = tiles of m, y = tiles of n, z = splits. The blocks of the first m tile also sum
+// the staged d_out columns for the bias.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
+    weight_gemm(WeightShape s, const float* __restrict__ in, const float* __restrict__ d_out,
+                float* __restrict__ partial) {
+  constexpr int kPitchA = pitch_mn(T::kM), kPitchB = pitch_mn(T::kN);
+  float* staged_a = shared_floats();          // [kK][kPitchA]: pixels x (tap, c)
+  float* staged_b = staged_a + kK * kPitchA;  // [kK][kPitchB]: pixels x out channel
+  const int M = 9 * s.in_ch, N = s.out_ch, P = s.images * s.h * s.w;
+  const int m0 = blockIdx.x * T::kM, n0 = blockIdx.y * T::kN;
+  const int tiles = ceil_div(P, kK);
+  const int first = int(long(tiles) * blockIdx.z / s.splits), last = int(long(tiles) * (blockIdx.z + 1) / s.splits);
+  const int tid = threadIdx.x;
+
+  // Copy duties. A: kM / 4 groups per staged row; the thread's group fixes its (tap, c).
+  constexpr int kGroupsA = T::kM / 4, kRowStepA = T::kThreads / kGroupsA, kRowsA = ceil_div(kK, kRowStepA);
+  constexpr int kGroupsB = T::kN / 4, kRowStepB = T::kThreads / kGroupsB, kRowsB = ceil_div(kK, kRowStepB);
+  static_assert(T::kThreads % kGroupsA == 0 && T::kThreads % kGroupsB == 0, "whole rows per pass");
+  const int group_a = tid % kGroupsA, row_a = tid / kGroupsA;
+  const int group_b = tid % kGroupsB, row_b = tid / kGroupsB;
+  const int m = m0 + 4 * group_a;
+  const int tap = m / s.in_ch, c = m - tap * s.in_ch;
+  const int dy = tap / 3 - 1, dx = tap % 3 - 1;
+  const int shift = (dy * s.w + dx) * s.in_ch + c;  // from the pixel's channel 0 to its neighbour's channel c
+  const int n = n0 + 4 * group_b;
+  // The column and row of the thread's A pixels in the next tile it stages. Tiles are staged in
+  // order, so they advance by kK pixels each time: no division per tile.
+  int pixel_x[kRowsA], pixel_y[kRowsA];
+#pragma unroll
+  for (int i = 0; i < kRowsA; ++i) {
+    const int p = first * kK + row_a + i * kRowStepA;
+    pixel_x[i] = p % s.w;
+    pixel_y[i] = p / s.w % s.h;
+  }
+
+  const auto stage_tile = [&](int tile) {
+    float* a = staged_a + row_a * kPitchA + 4 * group_a;
+#pragma unroll
+    for (int i = 0; i < kRowsA; ++i) {
+      const int r = row_a + i * kRowStepA;
+      if (kK % kRowStepA != 0 && r >= kK) break;
+      const int p = tile * kK + r;
+      const int x = pixel_x[i] + dx, y = pixel_y[i] + dy;
+      const bool valid = p < P && m < M && y >= 0 && y < s.h && x >= 0 && x < s.w;
+      copy16(a + i * kRowStepA * kPitchA, valid ? in + size_t(p) * s.in_ch + shift : in, valid);
+      for (pixel_x[i] += kK; pixel_x[i] >= s.w;) {
+        pixel_x[i] -= s.w;
+        if (++pixel_y[i] == s.h) pixel_y[i] = 0;
+      }
+    }
+    float* b = staged_b + row_b * kPitchB + 4 * group_b;
+#pragma unroll
+    for (int i = 0; i < kRowsB; ++i) {
+      const int r = row_b + i * kRowStepB;
+      if (kK % kRowStepB != 0 && r >= kK) break;
+      const int p = tile * kK + r;
+      const bool valid = p < P && n < N;
+      copy16(b + i * kRowStepB * kPitchB, valid ? d_out + size_t(p) * N + n : d_out, valid);
+    }
+  };
+
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int warp_m = warp % T::kWarpsM * T::kWarpM, warp_n = warp / T::kWarpsM * T::kWarpN;
+  const bool sums_bias = blockIdx.x == 0 && tid < T::kN;
+  float sum[T::kFragsM][T::kFragsN][4] = {};
+  float bias_sum = 0;
+
+  for (int tile = first; tile < last; ++tile) {
+    __syncthreads();
+    stage_tile(tile);
+    __syncthreads();
+
+    const float* a = staged_a + warp_m + g;      // rows g and g + 8 of each part
+    const float* b = staged_b + warp_n + 2 * t;  // columns 2t and 2t + 1
+#pragma unroll 2
+    for (int k = 0; k < kK; ++k) {
+      float fa[T::kFragsM][2], fb[T::kFragsN][2];
+#pragma unroll
+      for (int i = 0; i < T::kFragsM; ++i) fa[i][0] = a[k * kPitchA + i * 16], fa[i][1] = a[k * kPitchA + i * 16 + 8];
+#pragma unroll
+      for (int j = 0; j < T::kFragsN; ++j) fb[j][0] = b[k * kPitchB + j * 8], fb[j][1] = b[k * kPitchB + j * 8 + 1];
+#pragma unroll
+      for (int i = 0; i < T::kFragsM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kFragsN; ++j) fma_part(sum[i][j], fa[i], fb[j]);
+    }
+    if (sums_bias) {
+      const float* column = staged_b + tid;
+#pragma unroll 8
+      for (int r = 0; r < kK; ++r) bias_sum += column[r * kPitchB];
+    }
+  }
+
+  float* split = partial + size_t(blockIdx.z) * (size_t(M) * N + N);
+#pragma unroll
+  for (int j = 0; j < T::kFragsN; ++j) {
+    const int col = n0 + warp_n + j * 8 + 2 * t;
+    if (col >= N) continue;
+#pragma unroll
+    for (int i = 0; i < T::kFragsM; ++i)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + warp_m + i * 16 + g + 8 * half;
+        if (row < M)
+          *reinterpret_cast<float2*>(split + size_t(row) * N + col) =
+              make_float2(sum[i][j][2 * half], sum[i][j][2 * half + 1]);
+      }
+  }
+  if (sums_bias && n0 + tid < N) split[size_t(M) * N + n0 + tid] = bias_sum;
+}
+
+// gradient[o][c][tap] = sum over z of partial[z][tap x in_ch + c][o] for the real channels
+// (in, out), and gradient[out x in x 9 + o] = the bias sums: the reference layout, each
+// element written once, the splits added in order. One thread per partial element (reads
+// coalesced; the writes scatter, 1.2 MB at most).
+__global__ void gather_weight_gradient(int in, int out, int in_ch, int out_ch, int splits,
+                                       const float* __restrict__ partial, float* __restrict__ gradient) {
+  const size_t count = size_t(9) * in_ch * out_ch + out_ch, idx = global_index();
+  if (idx >= count) return;
+  float total = 0;
+  for (int z = 0; z < splits; ++z) total += partial[size_t(z) * count + idx];
+  const int o = int(idx % out_ch), row = int(idx / out_ch);
+  if (o >= out) return;
+  if (row == 9 * in_ch) {
+    gradient[size_t(out) * in * 9 + o] = total;
+    return;
+  }
+  const int tap = row / in_ch, c = row % in_ch;
+  if (c < in) gradient[(size_t(o) * in + c) * 9 + tap] = total;
+}
+
+// The weights of one layer in the two orders the products read: forward[o][tap][c]
+// (k = tap x in_ch + c contiguous per output channel), and for the input gradient backward[c][8 - tap][o] (the gradient of a 3x3
+// convolution with respect to its input is the convolution of d_out with the mirrored kernel,
+// in and out channels swapped). Padding entries are never written: zero since load().
+struct LayerWeights {
+  int in = 0, out = 0, in_ch = 0, out_ch = 0;  // real and padded channel counts
+  const float* params = nullptr;               // (out, in, 3, 3), the reference layout
+  float* forward = nullptr;
+  float* backward = nullptr;
+};
+struct AllWeights {
+  LayerWeights layer[kLayers];
+};
+
+// One launch for every layer: blockIdx.y is the layer.
+__global__ void arrange_weights(AllWeights all) {
+  const LayerWeights& l = all.layer[blockIdx.y];
+  const size_t idx = global_index();
+  if (idx >= size_t(l.out) * l.in * 9) return;
+  const int tap = int(idx % 9), c = int(idx / 9 % l.in), o = int(idx / (9 * size_t(l.in)));
+  const float v = l.params[idx];
+  l.forward[(size_t(o) * 9 + tap) * l.in_ch + c] = v;
+  l.backward[(size_t(c) * 9 + 8 - tap) * l.out_ch + o] = v;
+}
+
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels and
+// NhwcLayers' other layers (common/ae/elementwise_nhwc.cuh). SGD updates
+// the weights in the reference layout; the products read the copies arrange_weights makes.
+class ImplicitGemm final : public NhwcLayers {
+ public:
+  explicit ImplicitGemm(int threads) : NhwcLayers(threads) {}
+
+  void describe(nlohmann::json& params) const override {
+    LayeredTraining::describe(params);
+    if (!p_) return;
+    // The weight gradient's splits at the problem's minibatch (the timed run's; validation loads
+    // the step again with smaller ones).
+    nlohmann::json gemm = nlohmann::json::array();
+    for (int l = 0; l < kLayers; ++l) gemm.push_back({{"splits", weight_splits(l, p_->batch)}});
+    params["gemm"] = gemm;
+  }
+
+ private:
+  void allocate_more(int batch) override {
+    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
+    size_t arranged = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      arranged_at_[l] = arranged;
+      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
+    }
+    forward_weights_.resize(arranged);
+    backward_weights_.resize(arranged);
+    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
+    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
+    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+    size_t partials = loss_partials(batch);
+    for (int l = 0; l < kLayers; ++l) {
+      splits_[l] = weight_splits(l, batch);
+      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
+    }
+    partials_.resize(partials);
+  }
+
+  void convolve(int n, const Conv& c, int in_ch, int out_ch, const float* in, const float* weight, const float* bias,
+                int biased, bool relu, float* out) {
+    const ConvShape s{n, c.height, c.width, in_ch, out_ch, biased, relu};
+    launch_conv<BigTile>(n * int(c.pixels()), s, in, weight, bias, out);
+  }
+  template <class T>
+  void launch_conv(int M, const ConvShape& s, const float* in, const float* weight, const float* bias, float* out) {
+    const dim3 grid(unsigned(ceil_div(M, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)));
+    launch_grid(conv_gemm<T>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
+  }
+
+  // The weight gradient of layer l: (9 in) x out. The pixel sum is split so that the blocks
+  // fill every SM about twice over, with at least 4 staged tiles per split.
+  int weight_splits(int l, int batch) const {
+    const int blocks = ceil_div(9 * in_ch_[l], BigTile::kM) * ceil_div(out_ch_[l], BigTile::kN);
+    const int tiles = ceil_div(batch * int(L_[l].pixels()), kK);
+    return std::max(1, std::min(ceil_div(2 * sms_, blocks), tiles / 4));
+  }
+
+  void weight_gradient(int l, const float* in, const float* d_out) {
+    const Conv& c = L_[l];
+    const WeightShape s{batch_, c.height, c.width, in_ch_[l], out_ch_[l], splits_[l]};
+    launch_weight<BigTile>(s, in, d_out);
+    launch(gather_weight_gradient, size_t(9) * s.in_ch * s.out_ch + s.out_ch, c.in, c.out, s.in_ch, s.out_ch, s.splits,
+           partials_.data(), state_.gradient.data() + c.weight);  // the bias follows its weights
+  }
+  template <class T>
+  void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
+    const dim3 grid(unsigned(ceil_div(9 * s.in_ch, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)), unsigned(s.splits));
+    launch_grid(weight_gemm<T>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
+  }
+
+  // Before every forward pass: the weights arranged, all layers in one launch.
+  void prepare(int) override {
+    AllWeights all;
+    size_t most = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      all.layer[l] = {L_[l].in, L_[l].out, in_ch_[l], out_ch_[l], state_.params.data() + L_[l].weight,
+                      forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
+      most = std::max(most, L_[l].weight_count());
+    }
+    launch_grid(arrange_weights, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
+  }
+
+  // Bias and ReLU in the product's epilogue.
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
+             L_[l].out, relu, out);
+  }
+
+  // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
+    weight_gradient(l, in, d_out);
+    if (d_in)
+      convolve(batch_, L_[l], out_ch_[l], in_ch_[l], d_out, backward_weights_.data() + arranged_at_[l], nullptr, 0,
+               false, d_in);
+  }
+
+  int sms_ = 0;
+  std::array<int, kLayers> splits_{};  // weight-gradient splits
+  std::array<size_t, kLayers> arranged_at_{};
+  core::DeviceArray<float> forward_weights_, backward_weights_;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"10_weight_gemm", "GPU: every convolution pass an implicit GEMM on NHWC activations (128x128 tiles), FP32 FMA",
+          true, Accuracy::fp32,
+          {{"threads", 256, 32, 1024,
+            "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& tunables) {
+  const long threads = core::tunable(tunables, "threads");
+  if (threads % 32 != 0 || (threads & (threads - 1)) != 0)
+    throw core::UsageError("--threads " + std::to_string(threads) + ": want a power of 2 from 32 to 1024");
+  return std::make_unique<ImplicitGemm>(int(threads));
+}
+
+}  // namespace ae
