@@ -1,7 +1,6 @@
 // ae 03_cpu_blocked: 02's matrix products, register-blocked. im2col lays the 3x3
-// neighbourhoods of the input out as a (in x 9) x pixels matrix, and one product routine runs
-// over it (forward: weights x columns; input gradient: the flipped, transposed weights x the
-// columns of the output gradient; weight gradient: output gradient x transposed columns).
+// neighbourhoods of a layer's input out as a (in x 9) x pixels matrix, and one product routine
+// serves the forward pass, the weight gradient and the input gradient (flipped weights).
 // The product keeps tiles of 4 x 32 of C in registers. OpenMP over the images as in 01.
 #include <omp.h>
 
@@ -80,8 +79,8 @@ void im2col_transposed(int channels, int h, int w, const float* in, float* colT)
     }
 }
 
-// out (c.out, h, w) = bias + 3x3 convolution of in (c.in, h, w) with zero padding 1: the
-// weights (out x in 9) times im2col(in).
+// out (c.out, h, w) = bias + 3x3 convolution of in (c.in, h, w) with zero padding 1.
+// The convolution is the weights (out x in 9) times im2col(in).
 void conv_forward(const Conv& c, const float* params, const float* in, float* out, float* col) {
   const int h = c.height, w = c.width;
   const float* weight = params + c.weight;
@@ -94,9 +93,9 @@ void conv_forward(const Conv& c, const float* params, const float* in, float* ou
 }
 
 // Adds this image's share of the weight and bias gradients; writes the input gradient when
-// d_in is given: d_in[i][y][x] gathers every output that read in[i][y][x]. The weight gradient
-// is d_out (out x pixels) times im2col(in) transposed, the input gradient the flipped weights
-// (in x out 9) times im2col(d_out).
+// d_in is given: d_in[i][y][x] gathers every output that read in[i][y][x].
+// The weight gradient is d_out (out x pixels) times im2col(in) transposed, the input gradient
+// the flipped weights (in x out 9) times im2col(d_out).
 void conv_backward(const Conv& c, const float* flipped, const float* in, const float* d_out, float* gradient,
                    float* d_in, float* col) {
   const int h = c.height, w = c.width;
@@ -159,8 +158,8 @@ class CpuOmp final : public Step {
     const float lr = float(p_->lr), momentum = float(p_->momentum);
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* images = p_->data->image(minibatch_start(t_, batch_, p_->images()));
-      // One parallel region per training step: the flipped weights, the images, then the sum of
-      // the threads' gradients and the update, each phase behind the barrier of its loop.
+      // One parallel region per training step: the images, then the sum of the threads'
+      // gradients and the update, each phase behind the barrier of its loop.
       // The runtime may give a smaller team than asked (OMP_DYNAMIC, thread limits): only the
       // workspaces of this step's team hold this step's gradients.
       size_t team = 0;
@@ -169,7 +168,7 @@ class CpuOmp final : public Step {
 #pragma omp single
         team = size_t(omp_get_num_threads());
         Workspace& ws = workspaces_[size_t(omp_get_thread_num())];
-        flip_weights();
+        flip_weights();  // first: the input gradients' weights, behind its loops' barriers
         std::fill(ws.gradient.begin(), ws.gradient.end(), 0.0f);
         ws.error = 0;
 #pragma omp for schedule(static)
