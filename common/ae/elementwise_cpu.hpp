@@ -1,4 +1,4 @@
-// The element-wise layers of the CPU steps (00_cpu, 01_cpu_omp, 02_cpu_im2col), on one image:
+// The element-wise layers of the CPU steps (00_cpu to 03_cpu_blocked), on one image:
 // ReLU, 2x2 max pooling and nearest x2 upsampling, each with its gradient. The CPU steps differ
 // in their convolutions and in how they share out the images, not in these: one definition
 // keeps them the same loops, so that each step's source holds only what it changes (the GPU

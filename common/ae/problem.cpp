@@ -60,7 +60,7 @@ std::string Problem::digest() const {
 TrainingGoal Problem::training_goal() const {
   TrainingGoal g;
   const Preset p = preset(size);
-  // Measured with 02_cpu_im2col (then 01_cpu_omp) on the preset's schedule at seed 1 (steps/ae/README.md,
+  // Measured with 03_cpu_blocked (then 01_cpu_omp) on the preset's schedule at seed 1 (steps/ae/README.md,
   // "Validation"). The loss curve depends on the seed (the images and the initial weights),
   // so a goal measured at one seed applies to that seed and schedule only.
   if (size == "tiny") {

@@ -1,8 +1,7 @@
 // ae 02_cpu_im2col: 01 with every convolution a matrix product. im2col lays the 3x3
-// neighbourhoods of the input out as a (in x 9) x pixels matrix, and a register-blocked product
-// runs over it (forward: weights x columns; input gradient: the flipped, transposed weights x
-// the columns of the output gradient; weight gradient: output gradient x transposed columns).
-// OpenMP over the images as in 01.
+// neighbourhoods of a layer's input out as a (in x 9) x pixels matrix, and one product routine
+// serves the forward pass, the weight gradient and the input gradient (flipped weights).
+// The product is the plain i-k-j loop, vectorized along j. OpenMP over the images as in 01.
 #include <omp.h>
 
 #include <algorithm>
@@ -14,39 +13,15 @@
 namespace ae {
 namespace {
 
-// C (M x N) += A (M x K) B (K x N), row-major with leading dimensions lda, ldb, ldc. Tiles of
-// 4 rows x 32 columns of C stay in registers while k runs: every element of B loaded serves
-// four rows, every element of A 32 columns.
-constexpr int kRows = 4, kCols = 32;
+// C (M x N) += A (M x K) B (K x N), row-major with leading dimensions lda, ldb, ldc: the
+// plain i-k-j loop, whose inner loop runs along a row of B and a row of C (unit stride, vectors).
 void gemm(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
-  const int full_m = M - M % kRows, full_n = N - N % kCols;
-  for (int i = 0; i < full_m; i += kRows)
-    for (int j = 0; j < full_n; j += kCols) {
-      float acc[kRows][kCols] = {};
-      for (int k = 0; k < K; ++k) {
-        const float* b = B + size_t(k) * ldb + j;
-        for (int r = 0; r < kRows; ++r) {
-          const float a = A[size_t(i + r) * lda + k];
-#pragma omp simd
-          for (int c = 0; c < kCols; ++c) acc[r][c] += a * b[c];
-        }
-      }
-      for (int r = 0; r < kRows; ++r)
-        for (int c = 0; c < kCols; ++c) C[size_t(i + r) * ldc + j + c] += acc[r][c];
-    }
-  // The edges: rows below the last full tile, then columns right of it.
-  for (int i = full_m; i < M; ++i)
+  for (int i = 0; i < M; ++i)
     for (int k = 0; k < K; ++k) {
       const float a = A[size_t(i) * lda + k];
 #pragma omp simd
       for (int j = 0; j < N; ++j) C[size_t(i) * ldc + j] += a * B[size_t(k) * ldb + j];
     }
-  if (full_n < N)
-    for (int i = 0; i < full_m; ++i)
-      for (int k = 0; k < K; ++k) {
-        const float a = A[size_t(i) * lda + k];
-        for (int j = full_n; j < N; ++j) C[size_t(i) * ldc + j] += a * B[size_t(k) * ldb + j];
-      }
 }
 
 // col[(i * 9 + kh * 3 + kw)][y * w + x] = in[i][y + kh - 1][x + kw - 1], 0 outside the image.
@@ -78,6 +53,41 @@ void im2col_transposed(int channels, int h, int w, const float* in, float* colT)
             row[(i * 3 + kh) * 3 + kw] = iy >= 0 && iy < h && ix >= 0 && ix < w ? in[(size_t(i) * h + iy) * w + ix] : 0.0f;
           }
     }
+}
+
+// out (c.out, h, w) = bias + 3x3 convolution of in (c.in, h, w) with zero padding 1.
+// The convolution is the weights (out x in 9) times im2col(in).
+void conv_forward(const Conv& c, const float* params, const float* in, float* out, float* col) {
+  const int h = c.height, w = c.width;
+  const float* weight = params + c.weight;
+  for (int o = 0; o < c.out; ++o) {
+    float* out_o = out + size_t(o) * h * w;
+    std::fill(out_o, out_o + size_t(h) * w, params[c.bias + o]);
+  }
+  im2col(c.in, h, w, in, col);
+  gemm(c.out, h * w, c.in * 9, weight, c.in * 9, col, h * w, out, h * w);
+}
+
+// Adds this image's share of the weight and bias gradients; writes the input gradient when
+// d_in is given: d_in[i][y][x] gathers every output that read in[i][y][x].
+// The weight gradient is d_out (out x pixels) times im2col(in) transposed, the input gradient
+// the flipped weights (in x out 9) times im2col(d_out).
+void conv_backward(const Conv& c, const float* flipped, const float* in, const float* d_out, float* gradient,
+                   float* d_in, float* col) {
+  const int h = c.height, w = c.width;
+  const float* weight = flipped + c.weight;
+  for (int o = 0; o < c.out; ++o) {
+    const float* d_o = d_out + size_t(o) * h * w;
+    float bias_sum = 0;
+    for (int j = 0; j < h * w; ++j) bias_sum += d_o[j];
+    gradient[c.bias + o] += bias_sum;
+  }
+  im2col_transposed(c.in, h, w, in, col);
+  gemm(c.out, c.in * 9, h * w, d_out, h * w, col, c.in * 9, gradient + c.weight, c.in * 9);
+  if (!d_in) return;
+  std::fill(d_in, d_in + size_t(c.in) * h * w, 0.0f);
+  im2col(c.out, h, w, d_out, col);
+  gemm(c.in, h * w, c.out * 9, weight, c.out * 9, col, h * w, d_in, h * w);
 }
 
 // What one thread needs to train one image at a time: its activations, the gradients flowing
@@ -124,8 +134,8 @@ class CpuOmp final : public Step {
     const float lr = float(p_->lr), momentum = float(p_->momentum);
     for (long long s = 0; s < steps; ++s, ++t_) {
       const float* images = p_->data->image(minibatch_start(t_, batch_, p_->images()));
-      // One parallel region per training step: the flipped weights, the images, then the sum of
-      // the threads' gradients and the update, each phase behind the barrier of its loop.
+      // One parallel region per training step: the images, then the sum of the threads'
+      // gradients and the update, each phase behind the barrier of its loop.
       // The runtime may give a smaller team than asked (OMP_DYNAMIC, thread limits): only the
       // workspaces of this step's team hold this step's gradients.
       size_t team = 0;
@@ -134,7 +144,7 @@ class CpuOmp final : public Step {
 #pragma omp single
         team = size_t(omp_get_num_threads());
         Workspace& ws = workspaces_[size_t(omp_get_thread_num())];
-        flip_weights();
+        flip_weights();  // first: the input gradients' weights, behind its loops' barriers
         std::fill(ws.gradient.begin(), ws.gradient.end(), 0.0f);
         ws.error = 0;
 #pragma omp for schedule(static)
@@ -186,76 +196,49 @@ class CpuOmp final : public Step {
     }
   }
 
-  // out = bias + weights (out x in 9) x im2col(in)
-  void conv_forward(const Conv& c, const float* in, float* out, Workspace& ws) const {
-    const int P = int(c.pixels()), K = c.in * 9;
-    im2col(c.in, c.height, c.width, in, ws.col.data());
-    for (int o = 0; o < c.out; ++o) std::fill(out + size_t(o) * P, out + size_t(o + 1) * P, params_[c.bias + o]);
-    gemm(c.out, P, K, params_.data() + c.weight, K, ws.col.data(), P, out, P);
-  }
-
-  // d_in = flipped weights (in x out 9) x im2col(d_out)
-  void conv_input_gradient(const Conv& c, const float* d_out, float* d_in, Workspace& ws) const {
-    const int P = int(c.pixels()), K = c.out * 9;
-    im2col(c.out, c.height, c.width, d_out, ws.col.data());
-    std::fill(d_in, d_in + size_t(c.in) * P, 0.0f);
-    gemm(c.in, P, K, flipped_.data() + c.weight, K, ws.col.data(), P, d_in, P);
-  }
-
-  // weight gradient (out x in 9) += d_out (out x pixels) x im2col(in)^T; bias gradient += row sums
-  void conv_weight_gradient(const Conv& c, const float* in, const float* d_out, Workspace& ws) const {
-    const int P = int(c.pixels()), K = c.in * 9;
-    im2col_transposed(c.in, c.height, c.width, in, ws.col.data());
-    gemm(c.out, K, P, d_out, P, ws.col.data(), K, ws.gradient.data() + c.weight, K);
-    for (int o = 0; o < c.out; ++o) {
-      float sum = 0;
-      for (int j = 0; j < P; ++j) sum += d_out[size_t(o) * P + j];
-      ws.gradient[c.bias + o] += sum;
-    }
-  }
-
   void forward(const float* x, Workspace& ws) const {
-    conv_forward(L_[0], x, ws.a1.data(), ws);
+    const float* p = params_.data();
+    conv_forward(L_[0], p, x, ws.a1.data(), ws.col.data());
     relu(ws.a1.data(), ws.a1.size());
     pool_forward(L_[0].out, L_[0].height, L_[0].width, ws.a1.data(), ws.p1.data());
-    conv_forward(L_[1], ws.p1.data(), ws.a2.data(), ws);
+    conv_forward(L_[1], p, ws.p1.data(), ws.a2.data(), ws.col.data());
     relu(ws.a2.data(), ws.a2.size());
     pool_forward(L_[1].out, L_[1].height, L_[1].width, ws.a2.data(), ws.p2.data());
-    conv_forward(L_[2], ws.p2.data(), ws.a3.data(), ws);
+    conv_forward(L_[2], p, ws.p2.data(), ws.a3.data(), ws.col.data());
     relu(ws.a3.data(), ws.a3.size());
     up_forward(L_[2].out, L_[2].height, L_[2].width, ws.a3.data(), ws.u3.data());
-    conv_forward(L_[3], ws.u3.data(), ws.a4.data(), ws);
+    conv_forward(L_[3], p, ws.u3.data(), ws.a4.data(), ws.col.data());
     relu(ws.a4.data(), ws.a4.size());
     up_forward(L_[3].out, L_[3].height, L_[3].width, ws.a4.data(), ws.u4.data());
-    conv_forward(L_[4], ws.u4.data(), ws.y.data(), ws);
+    conv_forward(L_[4], p, ws.u4.data(), ws.y.data(), ws.col.data());
   }
 
+  // Forward and backward of one image of the minibatch into the thread's workspace; returns
+  // its squared error.
   float train_image(const float* x, Workspace& ws) const {
     forward(x, ws);
-    const float scale = 2.0f / float(size_t(batch_) * ws.y.size());
+    const float scale = 2.0f / float(size_t(batch_) * ws.y.size());  // d loss / d y = scale (y - x)
     float error = 0;
     for (size_t j = 0; j < ws.y.size(); ++j) {
       const float e = ws.y[j] - x[j];
       error += e * e;
       ws.d_y[j] = scale * e;
     }
-    conv_weight_gradient(L_[4], ws.u4.data(), ws.d_y.data(), ws);
-    conv_input_gradient(L_[4], ws.d_y.data(), ws.d_u4.data(), ws);
+    const float* flipped = flipped_.data();
+    float* g = ws.gradient.data();
+    conv_backward(L_[4], flipped, ws.u4.data(), ws.d_y.data(), g, ws.d_u4.data(), ws.col.data());
     up_backward(L_[3].out, L_[3].height, L_[3].width, ws.d_u4.data(), ws.d_a4.data());
     relu_backward(ws.a4.data(), ws.d_a4.data(), ws.a4.size());
-    conv_weight_gradient(L_[3], ws.u3.data(), ws.d_a4.data(), ws);
-    conv_input_gradient(L_[3], ws.d_a4.data(), ws.d_u3.data(), ws);
+    conv_backward(L_[3], flipped, ws.u3.data(), ws.d_a4.data(), g, ws.d_u3.data(), ws.col.data());
     up_backward(L_[2].out, L_[2].height, L_[2].width, ws.d_u3.data(), ws.d_a3.data());
     relu_backward(ws.a3.data(), ws.d_a3.data(), ws.a3.size());
-    conv_weight_gradient(L_[2], ws.p2.data(), ws.d_a3.data(), ws);
-    conv_input_gradient(L_[2], ws.d_a3.data(), ws.d_p2.data(), ws);
+    conv_backward(L_[2], flipped, ws.p2.data(), ws.d_a3.data(), g, ws.d_p2.data(), ws.col.data());
     pool_backward(L_[1].out, L_[1].height, L_[1].width, ws.a2.data(), ws.d_p2.data(), ws.d_a2.data());
     relu_backward(ws.a2.data(), ws.d_a2.data(), ws.a2.size());
-    conv_weight_gradient(L_[1], ws.p1.data(), ws.d_a2.data(), ws);
-    conv_input_gradient(L_[1], ws.d_a2.data(), ws.d_p1.data(), ws);
+    conv_backward(L_[1], flipped, ws.p1.data(), ws.d_a2.data(), g, ws.d_p1.data(), ws.col.data());
     pool_backward(L_[0].out, L_[0].height, L_[0].width, ws.a1.data(), ws.d_p1.data(), ws.d_a1.data());
     relu_backward(ws.a1.data(), ws.d_a1.data(), ws.a1.size());
-    conv_weight_gradient(L_[0], x, ws.d_a1.data(), ws);  // the image itself needs no gradient
+    conv_backward(L_[0], flipped, x, ws.d_a1.data(), g, nullptr, ws.col.data());  // the image itself needs no gradient
     return error;
   }
 
@@ -269,7 +252,7 @@ class CpuOmp final : public Step {
 
 }  // namespace
 
-StepInfo step_info() { return {"02_cpu_im2col", "CPU, OpenMP over images: im2col and blocked matrix products", false, Accuracy::fp32, {}}; }
+StepInfo step_info() { return {"02_cpu_im2col", "CPU, OpenMP over images: im2col, plain matrix products", false, Accuracy::fp32, {}}; }
 
 std::unique_ptr<Step> make_step(const core::Tunables&) { return std::make_unique<CpuOmp>(); }
 
