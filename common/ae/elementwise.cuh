@@ -1,9 +1,9 @@
-// The element-wise kernels of the NCHW GPU steps (04_gpu_basic, 05_tiled_conv, 06_gpu_tiled, 15_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (04_gpu_basic, 05_tiled_conv, 07_gpu_tiled, 15_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
-// the steps' sources hold only what each one changes. (07_gpu_fused folds this work into its
+// the steps' sources hold only what each one changes. (20_cuda_graph folds this work into its
 // convolutions; 11_gemm_tiles to 14_bf16 keep NHWC: elementwise_nhwc.cuh.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
@@ -85,7 +85,7 @@ __global__ void up_backward(size_t planes, int h, int w, const float* __restrict
 
 // 04's and 05's loss: d_y = scale (y - x); the squared errors of a block are summed in shared
 // memory and added to the step's loss, zeroed first, with one atomic per block: the order of
-// the additions, and so the last bits of the loss, vary from run to run. (06 on write block sums
+// the additions, and so the last bits of the loss, vary from run to run. (07 on write block sums
 // and add them in a fixed order: loss_gradient below.)
 __global__ void loss_gradient_atomic(size_t n, float scale, float mean, const float* __restrict__ y,
                                      const float* __restrict__ x, float* __restrict__ d_y, float* __restrict__ loss) {

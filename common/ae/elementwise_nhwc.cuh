@@ -129,7 +129,7 @@ __global__ void loss_gradient(size_t n, int channels, int ch, float scale, float
 
 constexpr int kSplitLanes = 8;  // threads that add one element's partial sums
 
-// total[j] = sum over s of partial[s][j] (06's kernel; 08 adds its weight gradients' splits
+// total[j] = sum over s of partial[s][j] (07's kernel; 08 adds its weight gradients' splits
 // with it too).
 __global__ void sum_partials(size_t count, int splits, const float* __restrict__ partial, float* __restrict__ total) {
   float* lanes = shared_floats();  // [kSplitLanes][32]
@@ -150,7 +150,7 @@ __global__ void sum_partials(size_t count, int splits, const float* __restrict__
 // (ReLU's gradient applied as they pass the gradient back: the convolutions apply ReLU itself
 // as they store), and the loss as block sums added by sum_partials. The channels are the
 // stored ones (out_ch_: padded to a multiple of 4). The activations' gradients live in two
-// buffers used in turn (06's). partials_ holds the loss's block sums; a step makes it as large
+// buffers used in turn (07's). partials_ holds the loss's block sums; a step makes it as large
 // as its own partial sums need (allocate_more).
 class NhwcLayers : public LayeredTraining {
  public:

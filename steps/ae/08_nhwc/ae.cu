@@ -1,9 +1,9 @@
-// ae 08_nhwc: 06's kernels on activations stored NHWC (channels last) instead of NCHW: a
-// pixel's channels side by side in memory. The algorithm is 06's: the same tiles, staged the
+// ae 08_nhwc: 07's kernels on activations stored NHWC (channels last) instead of NCHW: a
+// pixel's channels side by side in memory. The algorithm is 07's: the same tiles, staged the
 // same way into shared memory in the same order, the same sums; only the addresses the staging
 // reads and the stores write change. That is the layout 09's implicit GEMM needs (a 3x3
 // convolution read as a matrix product over (pixel) x (tap, channel)), taken on its own here
-// so that its cost to 06's kernels is measured apart from the GEMM's gain.
+// so that its cost to 07's kernels is measured apart from the GEMM's gain.
 //
 // The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
 // upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
@@ -455,7 +455,7 @@ class GpuTiled final : public NhwcLayers {
 }  // namespace
 
 StepInfo step_info() {
-  return {"08_nhwc", "GPU: 06's tiled convolutions on NHWC activations (channels last, padded to 4)", true,
+  return {"08_nhwc", "GPU: 07's tiled convolutions on NHWC activations (channels last, padded to 4)", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"}}};

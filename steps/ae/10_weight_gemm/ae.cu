@@ -5,7 +5,7 @@
 // are contiguous in NHWC), 128 x 128 tiles, a thread's 64 sums in registers. The pixel sum is
 // split over blocks that write partial sums; a second kernel adds them in a fixed order and
 // writes the reference layout, so the result is the same bit for bit from run to run (as in
-// 06-09).
+// 07-09).
 //
 // A 3x3 convolution of NHWC activations is a matrix product over (pixel) x (tap, channel) read
 // straight from the activations, an "implicit GEMM" (no im2col copy):

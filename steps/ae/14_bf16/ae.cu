@@ -21,7 +21,7 @@
 // (10-bit mantissas). Either way activations, gradients and master weights stay float in memory:
 // the option is the precision of the tensor cores' operands. The weight gradient's pixel sum is
 // split over blocks that write partial sums; a second kernel adds them in a fixed order and writes
-// the reference layout, so the result is the same bit for bit from run to run (as in 06). Bias and
+// the reference layout, so the result is the same bit for bit from run to run (as in 07). Bias and
 // ReLU are applied where the forward product is stored; the ReLU's mask is applied where pooling
 // and upsampling pass the gradient back.
 //

@@ -1,10 +1,10 @@
-// ae 15_cudnn: the library reference. The training step of 04 and 06 with every convolution
+// ae 15_cudnn: the library reference. The training step of 04 and 07 with every convolution
 // done by cuDNN, through its legacy convolution API (cudnn_cnn.h): the forward pass
 // (cudnnConvolutionForward, then cudnnAddTensor for the bias), the input gradient
 // (cudnnConvolutionBackwardData), the weight gradient (cudnnConvolutionBackwardFilter) and
 // the bias gradient (cudnnConvolutionBackwardBias); ReLU forward and backward in place by
 // cudnnActivationForward/Backward. Max pooling, upsampling, the loss and SGD are small
-// kernels of our own, 04's and 06's (common/ae/elementwise.cuh; pooling by cuDNN is an option,
+// kernels of our own, 04's and 07's (common/ae/elementwise.cuh; pooling by cuDNN is an option,
 // --cudnn-pooling: see pool()).
 //
 // Precision: float data, NCHW, and every convolution restricted to CUDNN_FMA_MATH: true fp32
@@ -156,7 +156,7 @@ struct Options {
 
 // The training step of every GPU step (common/ae/gpu_training.cuh) with cuDNN's convolutions and
 // ReLU, elementwise.cuh's other layers (NCHW), and the activations' gradients in two buffers
-// used in turn (06's).
+// used in turn (07's).
 class Cudnn final : public ElementwiseLayers {
  public:
   explicit Cudnn(const Options& o) : ElementwiseLayers(o.threads, Gradients::in_turn), o_(o) {
@@ -317,7 +317,7 @@ class Cudnn final : public ElementwiseLayers {
   }
 
   // The buffers around layer l, for the algorithm trials: its input (the first images for
-  // conv1) and its output (the reconstruction y for conv5, in the first gradient buffer as in 06).
+  // conv1) and its output (the reconstruction y for conv5, in the first gradient buffer as in 07).
   const float* input(int l) {
     switch (l) {
       case 0: return data_.data();

@@ -1,4 +1,4 @@
-// ae 06_gpu_tiled: 05's tiled convolutions, and the weight gradient staged too. It stages a few
+// ae 07_gpu_tiled: 05's tiled convolutions, and the weight gradient staged too. It stages a few
 // image rows of d_out and of the input (with halo) and lets each thread sum 4 output x 2 input
 // channels x 9 taps over them; blocks split the minibatch, and their partial sums are added up
 // by a second kernel, which writes every element: no memset, no atomics.
@@ -61,7 +61,7 @@ TileGeometry tile_geometry(int out_ch, int h, int w, int per_thread) {
   g.plane = (g.tile_h + 2) * g.pitch;
   g.shared = (size_t(kChannelChunk) * g.plane + size_t(kChannelChunk) * 9 * g.block_out) * sizeof(float);
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("06_gpu_tiled: a " + std::to_string(w) + "-pixel-wide tile needs " +
+    throw core::RuntimeError("07_gpu_tiled: a " + std::to_string(w) + "-pixel-wide tile needs " +
                              std::to_string(g.shared) + " bytes of shared memory, more than 48 KB");
   return g;
 }
@@ -193,7 +193,7 @@ GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared
   while (size() > budget && g.in_groups > 1) g.in_groups = (g.in_groups + 1) / 2;
   while (size() > budget && g.out_groups > 1) g.out_groups = (g.out_groups + 1) / 2;
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("06_gpu_tiled: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
+    throw core::RuntimeError("07_gpu_tiled: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
   g.in_blocks = ceil_div(c.in, g.in_groups * kGradIn);
   g.row_tiles = ceil_div(c.height, g.rows);
   const int channel_blocks = ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks;
@@ -467,7 +467,7 @@ class GpuTiled final : public ElementwiseLayers {
 }  // namespace
 
 StepInfo step_info() {
-  return {"06_gpu_tiled", "GPU: convolutions tiled in shared memory (halo, several channels per thread)", true,
+  return {"07_gpu_tiled", "GPU: convolutions tiled in shared memory (halo, several channels per thread)", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"}}};

@@ -1,7 +1,7 @@
-// ae 07_gpu_fused: 06's tiled convolutions with the element-wise layers fused into them, and a
+// ae 20_cuda_graph: 07's tiled convolutions with the element-wise layers fused into them, and a
 // whole training step captured as one CUDA graph.
 //
-// In 06, ReLU, pooling, upsampling, their gradients and the loss were kernels of their own,
+// In 07, ReLU, pooling, upsampling, their gradients and the loss were kernels of their own,
 // each a pass over an activation in global memory. Here each is done where its input is
 // already in registers or being staged: a convolution's sums leave the SM as the next layer
 // needs them (bias and ReLU; the 2x2 max pool and which pixel won it; the loss's gradient and
@@ -9,7 +9,7 @@
 // the half-resolution activations they upsample. conv1 and conv2 then store only their pooled
 // outputs and a byte per window, not their full-resolution activations.
 //
-// The SGD update writes the weights in the two orders the convolutions stage them (06 re-read
+// The SGD update writes the weights in the two orders the convolutions stage them (07 re-read
 // every weight for that), and one training step (the minibatch's copy, 5 forward and 10
 // backward convolutions, the loss, the updates) is recorded once into a CUDA graph that train()
 // launches once per step: the step counter lives on the device, so nothing in a step waits for
@@ -69,7 +69,7 @@ TileGeometry tile_geometry(int out_ch, int h, int w, int per_thread) {
   g.plane = (g.tile_h + 2) * g.pitch;
   g.shared = (size_t(kChannelChunk) * g.plane + size_t(kChannelChunk) * 9 * g.block_out) * sizeof(float);
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("07_gpu_fused: a " + std::to_string(w) + "-pixel-wide tile needs " +
+    throw core::RuntimeError("20_cuda_graph: a " + std::to_string(w) + "-pixel-wide tile needs " +
                              std::to_string(g.shared) + " bytes of shared memory, more than 48 KB");
   return g;
 }
@@ -120,7 +120,7 @@ __device__ __forceinline__ unsigned warp_lanes(int rank, int threads) {
   return present == 32 ? 0xffffffffu : (1u << present) - 1;
 }
 
-// The tiled 3x3 convolution of 06 (the same staging and inner loop), with the input read
+// The tiled 3x3 convolution of 07 (the same staging and inner loop), with the input read
 // through `kIn` and the sums finished by `kMode` instead of written as they are.
 // out[b][o][y][x] = bias[o] + sum over c, tap of weight[c][tap][o] in[b][c][y+kh-1][x+kw-1]
 // (tap = kh * 3 + kw, zero outside the image). `weight` is arranged with the output channel
@@ -341,7 +341,7 @@ GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared
   while (size() > budget && g.in_groups > 1) g.in_groups = (g.in_groups + 1) / 2;
   while (size() > budget && g.out_groups > 1) g.out_groups = (g.out_groups + 1) / 2;
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("07_gpu_fused: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
+    throw core::RuntimeError("20_cuda_graph: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
   g.in_blocks = ceil_div(c.in, g.in_groups * kGradIn);
   g.row_tiles = ceil_div(c.height, g.rows);
   const int channel_blocks = ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks;
@@ -564,7 +564,7 @@ __global__ void record_loss(int blocks, const float* __restrict__ partial, float
 
 // SGD with momentum as PyTorch defines it (v = momentum v + g; w -= lr v) for one layer's
 // weights and the bias that follows them, and each updated weight written in the two orders
-// of the next step's convolutions: 06 read every weight again for that (arrange_weights).
+// of the next step's convolutions: 07 read every weight again for that (arrange_weights).
 __global__ void sgd_arranged(int in_ch, int out_ch, float lr, float momentum, const float* __restrict__ gradient,
                              float* __restrict__ velocity, float* __restrict__ params, float* __restrict__ forward,
                              float* __restrict__ backward) {
@@ -597,7 +597,7 @@ class GpuFused final : public GpuStep {
     if (!stream_) CUDA_CHECK(cudaStreamCreate(&stream_));
     for (const Conv& c : L_)
       if (c.bias != c.weight + c.weight_count())
-        throw core::RuntimeError("07_gpu_fused: a layer's bias must follow its weights (sgd_arranged updates both)");
+        throw core::RuntimeError("20_cuda_graph: a layer's bias must follow its weights (sgd_arranged updates both)");
     forward_weights_.resize(state_.params.size());
     backward_weights_.resize(state_.params.size());
     for (const Conv& c : L_)
@@ -607,7 +607,7 @@ class GpuFused final : public GpuStep {
     CUDA_CHECK(cudaMemset(step_.data(), 0, sizeof(long long)));
     // What the backward pass needs of the forward pass, for a minibatch or for the images
     // reconstruct() is asked for: the pooled outputs and their windows' winners (not conv1's
-    // and conv2's full-resolution activations, which 06 kept), a3 and a4 (not their upsamplings).
+    // and conv2's full-resolution activations, which 07 kept), a3 and a4 (not their upsamplings).
     const size_t n = size_t(capacity_);
     const size_t image_size = p_->data->image_size();
     x_.resize(size_t(batch) * image_size);
@@ -798,7 +798,7 @@ class GpuFused final : public GpuStep {
 }  // namespace
 
 StepInfo step_info() {
-  return {"07_gpu_fused", "GPU: element-wise layers fused into the convolutions, a training step as one CUDA graph", true,
+  return {"20_cuda_graph", "GPU: element-wise layers fused into the convolutions, a training step as one CUDA graph", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024, "Threads per block of the minibatch copy, SGD and weight arrangement (a multiple of 32)"}}};
 }
