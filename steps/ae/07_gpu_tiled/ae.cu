@@ -1,13 +1,10 @@
-// ae 07_gpu_tiled: 05's tiled convolutions, and the weight gradient staged too. It stages a few
-// image rows of d_out and of the input (with halo) and lets each thread sum 4 output x 2 input
-// channels x 9 taps over them; blocks split the minibatch, and their partial sums are added up
-// by a second kernel, which writes every element: no memset, no atomics.
-//
-// Besides: the backward pass's gradients live in two buffers used in turn (each is needed only
-// to make the next one), the reconstruction and then its gradient share the first, and the
-// loss is written as block sums and added by the same summing kernel (04 and 05 zeroed it first
-// and added atomically). Pooling, upsampling, ReLU (in place), that loss kernel and SGD are the
-// NCHW steps' shared element-wise kernels (common/ae/elementwise.cuh), as in 04, 05 and 15.
+// ae 07_gpu_tiled: 06's kernels, with what the step still spent outside them trimmed. The loss
+// is written as block sums and added by 06's summing kernel, in a fixed order (04-06 zeroed it
+// with a memset and added atomically, so its last bits varied from run to run); and the
+// backward pass's gradients live in two buffers used in turn, not ten (each is needed only to
+// make the next one; the reconstruction and then its gradient share the first). Pooling,
+// upsampling, ReLU (in place), that loss kernel and SGD are the NCHW steps' shared element-wise
+// kernels (common/ae/elementwise.cuh), as in 04-06 and 15.
 #include <algorithm>
 #include <string>
 
