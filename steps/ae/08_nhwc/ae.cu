@@ -5,13 +5,10 @@
 // convolution read as a matrix product over (pixel) x (tap, channel)), taken on its own here
 // so that its cost to 07's kernels is measured apart from the GEMM's gain.
 //
-// The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
-// upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
-// and upsampling pass the gradient back), and ReLU itself is applied where the convolution
-// stores its result, which has the value in a register: the NHWC kernels have no ReLU pass of
-// their own. Activations, gradients and master weights stay float in memory. Channel counts
-// are padded to multiples of 4 (16 bytes) in the layout: the image's 3 channels become 4 with
-// a zero, conv5's 3 outputs 4 with a zero weight row.
+// The element-wise layers follow the layout (NhwcLayers, common/ae/elementwise_nhwc.cuh), and
+// ReLU moves into the convolution's store (the NHWC kernels apply ReLU's gradient as pooling
+// and upsampling pass it back). Channels are padded to a multiple of 4 (16 bytes): the image's
+// 3 become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <string>
 
@@ -20,7 +17,7 @@
 namespace ae {
 namespace {
 
-__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // Without opting in, a block may have 48 KB of shared memory; every tile below stays under it.
 constexpr size_t kSharedLimit = 48 * 1024;
@@ -71,8 +68,7 @@ TileGeometry tile_geometry(int out_ch, int h, int w, int per_thread) {
 }
 
 // out[b][y][x][o] = bias[o] + sum over c, tap of weight[c][tap][o] in[b][y+kh-1][x+kw-1][c]
-// (tap = kh * 3 + kw, zero outside the image; bias only for o < biased), max(., 0) if relu.
-// in_ch and out_ch are the stored (padded) channel counts. `weight` is arranged with the
+// (tap = kh * 3 + kw, zero outside the image; a bias for o < biased; ReLU if relu). `weight` is arranged with the
 // output channel fastest (arrange_weights), so that a chunk's weights load coalesced and a
 // thread reads four of its channels' weights at once, the same float4 for the whole warp.
 // Each thread computes kRowsPerThread pixels in one column for kOut output channels: per
@@ -92,7 +88,7 @@ __global__ void __launch_bounds__(256)
   const int rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const int staged_w = g.tile_w + 2, staged_pixels = (g.tile_h + 2) * staged_w;
   const size_t image_pixels = size_t(h) * w;
-  const float* image_in = in + size_t(image) * image_pixels * in_ch;
+  const float* image_in = in + size_t(image) * in_ch * image_pixels;
 
   float sum[kRowsPerThread][kOut];
 #pragma unroll
@@ -286,8 +282,7 @@ __global__ void __launch_bounds__(kGradThreads)
   for (int item = first; item < last; ++item) {
     const int b = item / g.row_tiles, y0 = item % g.row_tiles * g.rows;
     __syncthreads();  // the previous item's tiles have been read
-    // d_out: a pixel's channels are side by side (the next channel 1 float on), pixels
-    // out_stored floats apart; rows past the image are zero.
+    // d_out: a pixel's channels side by side, pixels out_stored floats apart; rows past the image are zero.
     const float* d_rows = d_out + (size_t(b) * image_pixels + size_t(y0) * w) * out_stored + o0;
     stage_planes(d_lane, d_pixels, block_out, out_ch - o0, d_rows, 1, staged_d, g.d_pitch,
                  [&](int p) { return y0 + p / w < h ? long(p) * out_stored : -1L; });

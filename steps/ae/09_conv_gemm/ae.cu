@@ -23,13 +23,10 @@
 // Every product uses 128 x 128 tiles, the narrow ones too (conv5's 4 output channels): 11 fits
 // the tile to the product.
 //
-// The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
-// upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
-// and upsampling pass the gradient back), and ReLU itself is applied where the convolution
-// stores its result, which has the value in a register: the NHWC kernels have no ReLU pass of
-// their own. Activations, gradients and master weights stay float in memory. Channel counts
-// are padded to multiples of 4 (16 bytes) in the layout: the image's 3 channels become 4 with
-// a zero, conv5's 3 outputs 4 with a zero weight row.
+// The element-wise layers follow the layout (NhwcLayers, common/ae/elementwise_nhwc.cuh), and
+// ReLU moves into the convolution's store (the NHWC kernels apply ReLU's gradient as pooling
+// and upsampling pass it back). Channels are padded to a multiple of 4 (16 bytes): the image's
+// 3 become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <string>
 
@@ -334,8 +331,7 @@ __global__ void __launch_bounds__(kGradThreads)
   for (int item = first; item < last; ++item) {
     const int b = item / g.row_tiles, y0 = item % g.row_tiles * g.rows;
     __syncthreads();  // the previous item's tiles have been read
-    // d_out: a pixel's channels are side by side (the next channel 1 float on), pixels
-    // out_stored floats apart; rows past the image are zero.
+    // d_out: a pixel's channels side by side, pixels out_stored floats apart; rows past the image are zero.
     const float* d_rows = d_out + (size_t(b) * image_pixels + size_t(y0) * w) * out_stored + o0;
     stage_planes(d_lane, d_pixels, block_out, out_ch - o0, d_rows, 1, staged_d, g.d_pitch,
                  [&](int p) { return y0 + p / w < h ? long(p) * out_stored : -1L; });

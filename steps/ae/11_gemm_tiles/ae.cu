@@ -15,13 +15,10 @@
 // where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
 // outside the image).
 //
-// The element-wise layers follow the layout (common/ae/elementwise_nhwc.cuh: pooling,
-// upsampling and the loss a float4 of channels per thread, ReLU's gradient applied as pooling
-// and upsampling pass the gradient back), and ReLU itself is applied where the convolution
-// stores its result, which has the value in a register: the NHWC kernels have no ReLU pass of
-// their own. Activations, gradients and master weights stay float in memory. Channel counts
-// are padded to multiples of 4 (16 bytes) in the layout: the image's 3 channels become 4 with
-// a zero, conv5's 3 outputs 4 with a zero weight row.
+// The element-wise layers follow the layout (NhwcLayers, common/ae/elementwise_nhwc.cuh), and
+// ReLU moves into the convolution's store (the NHWC kernels apply ReLU's gradient as pooling
+// and upsampling pass it back). Channels are padded to a multiple of 4 (16 bytes): the image's
+// 3 become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <string>
 

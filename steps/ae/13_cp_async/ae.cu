@@ -6,25 +6,20 @@
 // multiplies the tile that has landed: the copy of tile k + 2 overlaps the products of tile k.
 // The products, their order and the epilogues are 12's, bit for bit.
 //
-// Activations are stored NHWC (channels last), so that a pixel's channels are contiguous and a
-// 3x3 convolution becomes a matrix product over (pixel) x (tap, channel) read straight from
-// the activations, an "implicit GEMM" (no im2col copy):
+// A 3x3 convolution of NHWC activations is a matrix product over (pixel) x (tap, channel) read
+// straight from the activations, an "implicit GEMM" (no im2col copy):
 //
 //   forward          out[m][n]  = sum over k of in(m, k) W[n][k]      m = pixel, n = out channel, k = (tap, in channel)
 //   input gradient   d_in[m][n] = sum over k of d_out(m, k) W'[n][k]  the same, with the mirrored kernel, in and out swapped
 //   weight gradient  dW[m][n]   = sum over k of in(k, m) d_out[k][n]  m = (tap, in channel), n = out channel, k = pixel
 //
 // where in(m, k) is the input pixel next to pixel m in the direction of k's tap, k's channel (zero
-// outside the image). The products run as mma.sync.m16n8k8 in TF32 (operands rounded to 10-bit
-// mantissas, products summed in float), from tiles the block stages in shared memory. Activations,
-// gradients and master weights stay float in memory. The weight gradient's pixel sum is split over
-// blocks that write partial sums; a second kernel adds them in a fixed order and writes the
-// reference layout, so the result is the same bit for bit from run to run (as in 07). Bias and ReLU
-// are applied where the forward product is stored; the ReLU's mask is applied where pooling and
-// upsampling pass the gradient back.
+// outside the image).
 //
-// Channel counts are padded to multiples of 4 (16 bytes, one cp.async) in the layout: the
-// image's 3 channels become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
+// The element-wise layers follow the layout (NhwcLayers, common/ae/elementwise_nhwc.cuh), and
+// ReLU moves into the convolution's store (the NHWC kernels apply ReLU's gradient as pooling
+// and upsampling pass it back). Channels are padded to a multiple of 4 (16 bytes): the image's
+// 3 become 4 with a zero, conv5's 3 outputs 4 with a zero weight row.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -514,7 +509,8 @@ class ImplicitGemm final : public NhwcLayers {
     partials_.resize(partials);
   }
 
-  // The GEMM kernels may stage more than the 48 KB of shared memory a block gets without asking.
+  // Three stages of the 128 x 128 tiles take 110.6 KB of shared memory, more than the 48 KB a block
+  // gets without asking (12's one stage needed none): the kernels opt in.
   void configure_kernels() {
     const auto allow = [](const void* kernel, size_t bytes) {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
