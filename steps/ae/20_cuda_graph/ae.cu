@@ -1,19 +1,13 @@
-// ae 20_cuda_graph: 07's tiled convolutions with the element-wise layers fused into them, and a
-// whole training step captured as one CUDA graph.
+// ae 20_cuda_graph: 19's fused training step, recorded once as a CUDA graph that train()
+// launches once per step.
 //
-// In 07, ReLU, pooling, upsampling, their gradients and the loss were kernels of their own,
-// each a pass over an activation in global memory. Here each is done where its input is
-// already in registers or being staged: a convolution's sums leave the SM as the next layer
-// needs them (bias and ReLU; the 2x2 max pool and which pixel won it; the loss's gradient and
-// squared error; upsampling's adjoint and ReLU's mask; unpooling), and conv4 and conv5 read
-// the half-resolution activations they upsample. conv1 and conv2 then store only their pooled
-// outputs and a byte per window, not their full-resolution activations.
-//
-// The SGD update writes the weights in the two orders the convolutions stage them (07 re-read
-// every weight for that), and one training step (the minibatch's copy, 5 forward and 10
-// backward convolutions, the loss, the updates) is recorded once into a CUDA graph that train()
-// launches once per step: the step counter lives on the device, so nothing in a step waits for
-// the host, and the GPU receives a step's kernels in one submission.
+// 19 launched a step's kernels from the host, each with the step's own arguments (the
+// minibatch's address, where the loss goes). Here the step counter lives on the device: a
+// kernel copies minibatch t into a fixed buffer (gather_minibatch), and the loss's kernel
+// writes losses[t] and advances t (record_loss). Nothing in a step then changes from one step
+// to the next or waits for the host, so the minibatch's copy, the 5 forward and 10 backward
+// convolutions, the loss, the weight gradients' sums and the updates are captured once, in
+// load(), and reach the GPU as one submission.
 #include <algorithm>
 #include <array>
 #include <string>
