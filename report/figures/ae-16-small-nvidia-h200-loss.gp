@@ -11,12 +11,21 @@ set format y '%.0s%c'
 plot 'ae-16-small-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '00_cpu', \
      'ae-16-small-nvidia-h200-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '01_cpu_omp', \
      'ae-16-small-nvidia-h200-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '02_cpu_im2col', \
-     'ae-16-small-nvidia-h200-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '03_gpu_basic', \
-     'ae-16-small-nvidia-h200-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '04_tiled_conv', \
-     'ae-16-small-nvidia-h200-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '05_gpu_tiled', \
-     'ae-16-small-nvidia-h200-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '06_gpu_fused', \
-     'ae-16-small-nvidia-h200-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '07_implicit_gemm', \
-     'ae-16-small-nvidia-h200-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title '08_tf32_mma', \
-     'ae-16-small-nvidia-h200-loss.dat' index 9 using 1:2 with linespoints pt 7 ps 0.8 title '09_cp_async', \
-     'ae-16-small-nvidia-h200-loss.dat' index 10 using 1:2 with linespoints pt 7 ps 0.8 title '10_bf16 bf16', \
-     'ae-16-small-nvidia-h200-loss.dat' index 11 using 1:2 with linespoints pt 7 ps 0.8 title '11_cudnn'
+     'ae-16-small-nvidia-h200-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '03_cpu_blocked', \
+     'ae-16-small-nvidia-h200-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_basic', \
+     'ae-16-small-nvidia-h200-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '05_tiled_conv', \
+     'ae-16-small-nvidia-h200-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '06_staged_gradient', \
+     'ae-16-small-nvidia-h200-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '07_gpu_tiled', \
+     'ae-16-small-nvidia-h200-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title '08_nhwc', \
+     'ae-16-small-nvidia-h200-loss.dat' index 9 using 1:2 with linespoints pt 7 ps 0.8 title '09_conv_gemm', \
+     'ae-16-small-nvidia-h200-loss.dat' index 10 using 1:2 with linespoints pt 7 ps 0.8 title '10_weight_gemm', \
+     'ae-16-small-nvidia-h200-loss.dat' index 11 using 1:2 with linespoints pt 7 ps 0.8 title '11_gemm_tiles', \
+     'ae-16-small-nvidia-h200-loss.dat' index 12 using 1:2 with linespoints pt 7 ps 0.8 title '12_tf32_mma', \
+     'ae-16-small-nvidia-h200-loss.dat' index 13 using 1:2 with linespoints pt 7 ps 0.8 title '13_cp_async', \
+     'ae-16-small-nvidia-h200-loss.dat' index 14 using 1:2 with linespoints pt 7 ps 0.8 title '14_bf16 bf16', \
+     'ae-16-small-nvidia-h200-loss.dat' index 15 using 1:2 with linespoints pt 7 ps 0.8 title '15_cudnn', \
+     'ae-16-small-nvidia-h200-loss.dat' index 16 using 1:2 with linespoints pt 7 ps 0.8 title '16_fused_forward', \
+     'ae-16-small-nvidia-h200-loss.dat' index 17 using 1:2 with linespoints pt 7 ps 0.8 title '17_fused_backward', \
+     'ae-16-small-nvidia-h200-loss.dat' index 18 using 1:2 with linespoints pt 7 ps 0.8 title '18_upsampled_reads', \
+     'ae-16-small-nvidia-h200-loss.dat' index 19 using 1:2 with linespoints pt 7 ps 0.8 title '19_sgd_arranged', \
+     'ae-16-small-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title '20_cuda_graph'

@@ -3,9 +3,9 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'ae-256-large-nvidia-h200-speedup.png'
 set title 'ae batch 256, problem large, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:184.80392]
-set xrange [-0.6:8.6]
-set ylabel 'speedup over 03_gpu_basic (log scale)'
+set yrange [0.33333333:185.01862]
+set xrange [-0.6:18.6]
+set ylabel 'speedup over 04_gpu_basic (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
 set grid ytics

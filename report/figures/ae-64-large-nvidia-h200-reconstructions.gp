@@ -1,7 +1,7 @@
 # ae-64-large-nvidia-h200-reconstructions.gp: rendered by stepwise_report with `gnuplot ae-64-large-nvidia-h200-reconstructions.gp`
 set terminal pngcairo size 1240,374 noenhanced font "Sans,10"
 set output 'ae-64-large-nvidia-h200-reconstructions.png'
-set title 'inputs (top) and reconstructions (bottom): 11_cudnn, batch 64, problem large, NVIDIA H200'
+set title 'inputs (top) and reconstructions (bottom): 20_cuda_graph, batch 64, problem large, NVIDIA H200'
 set size ratio -1
 set xrange [-0.5:269.5]
 set yrange [-0.5:65.5]
