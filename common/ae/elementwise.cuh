@@ -1,10 +1,11 @@
-// The element-wise kernels of the NCHW GPU steps (04_gpu_basic, 05_tiled_conv, 07_gpu_tiled, 15_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (04_gpu_basic to 07_gpu_tiled, 15_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,
 // not in these: one definition here keeps them the same kernels, with the same arithmetic and the same launches, so that
-// the steps' sources hold only what each one changes. (20_cuda_graph folds this work into its
-// convolutions; 11_gemm_tiles to 14_bf16 keep NHWC: elementwise_nhwc.cuh.)
+// the steps' sources hold only what each one changes. (The fused branch folds this work into
+// its convolutions: 16 keeps up_forward, up_backward and relu_backward, 17 up_forward, 18-20 none;
+// 08_nhwc to 14_bf16 keep NHWC: elementwise_nhwc.cuh.)
 //
 // Everything is in an anonymous namespace: each step's translation unit compiles its own
 // copy, with no separate compilation of device code. One thread per element: the steps

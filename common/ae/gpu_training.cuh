@@ -3,10 +3,10 @@
 // (conv, pool, upsample, their gradients, the loss), so that its source holds what it changes.
 //
 //   GpuStep          the images and the training state on the device (in the step's layout),
-//                    the launches, store() and reconstruct(): every GPU step (20_cuda_graph,
-//                    which runs a training step as one CUDA graph of fused kernels, derives from it)
+//                    the launches, store() and reconstruct(): every GPU step (the fused branch,
+//                    16-20, whose training step is its own sequence of fused kernels, derives from it)
 //   LayeredTraining  the activations, the gradient buffers and the sequence of one training
-//                    step, layer by layer: forward, loss, backward, update (04, 05, 07, 08-14, 15)
+//                    step, layer by layer: forward, loss, backward, update (04-15)
 //
 // Header-only, in an anonymous namespace as elementwise.cuh: each step program is one
 // translation unit, with its own copy.
