@@ -202,6 +202,46 @@ TEST(Gridding, KernelTransformIsTheKernelsIntegral) {
   EXPECT_THROW(kaiser_bessel_beta(1, 1.25), core::UsageError);  // W (sigma - 1/2) / sigma < 0.894
 }
 
+TEST(Gridding, EsKernelTransformIsItsIntegral) {
+  // The quadrature against a fine midpoint rule of the integral of phi(2u/W) cos(2 pi nu u).
+  const EsKernel k = es_kernel_for(1e-4, 2.0);
+  const int steps = 400000;
+  for (double nu : {0.0, 0.1, 0.25, 0.4}) {
+    double sum = 0;
+    for (int i = 0; i < steps; ++i) {
+      const double u = -k.width / 2.0 + (i + 0.5) * k.width / steps;
+      sum += es_kernel(u, k) * std::cos(2 * M_PI * nu * u) * k.width / steps;
+    }
+    EXPECT_NEAR(es_kernel_transform(nu, k), sum, 1e-9 * es_kernel_transform(0, k)) << "nu " << nu;
+  }
+  EXPECT_EQ(es_kernel(k.width / 2.0 + 1e-9, k), 0.0);
+  EXPECT_DOUBLE_EQ(es_kernel(0, k), 1.0);
+}
+
+TEST(Gridding, EsWidthFollowsTheTolerance) {
+  // One cell more per decade at sigma = 2, beta 2.30 W (Barnett et al. 2019).
+  int width = 3;
+  for (double t : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+    const EsKernel k = es_kernel_for(t, 2.0);
+    EXPECT_EQ(k.width, width++) << t;
+    EXPECT_NEAR(k.beta, 2.30 * k.width, 0.01 * k.width) << t;
+  }
+  EXPECT_THROW(es_kernel_for(0.1, 2.0), core::UsageError);
+  EXPECT_THROW(es_kernel_for(1e-8, 2.0), core::UsageError);
+  EXPECT_THROW(es_kernel_for(std::nan(""), 2.0), core::UsageError);
+  EXPECT_THROW(es_kernel_for(1e-4, 1.0), core::UsageError);
+}
+
+TEST(Gridding, EsAdjointMeetsItsToleranceAtSigma2) {
+  const Problem p = generate("tiny", 1, 0.0);
+  const cvec direct = sum_step("cpu-double", "--fhd-step")(p, Kernel::fhd);
+  for (double t : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+    GriddingParams g;
+    g.tolerance = t;
+    EXPECT_LE(rel_diff(gridding_fhd(p, g), direct), t) << t;
+  }
+}
+
 TEST(Gridding, SpiralDensityCoversTheSampledCylinder) {
   for (int R : {1, 2}) {
     const Problem p = generate("small", 1, 0.0, 0, R);

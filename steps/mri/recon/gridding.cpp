@@ -16,7 +16,13 @@ using cplx = std::complex<double>;
 std::vector<cplx> gridding_adjoint(const Problem& p, const std::vector<cplx>& c, const GriddingParams& g) {
   if (p.grid[0] == 0) throw UsageError(p.name + ": the voxels are not a Cartesian grid; gridding needs one");
   if (c.size() != p.samples()) throw std::logic_error("gridding_adjoint: one weight per sample");
-  const double beta = kaiser_bessel_beta(g.width, g.oversampling);
+  // The kernel and its Fourier transform at nu cycles per grid cell.
+  const bool es = g.tolerance > 0;
+  const EsKernel esk = es ? es_kernel_for(g.tolerance, g.oversampling) : EsKernel{};
+  const int W = es ? esk.width : g.width;
+  const double beta = es ? esk.beta : kaiser_bessel_beta(g.width, g.oversampling);
+  const auto kernel = [&](double u) { return es ? es_kernel(u, esk) : kaiser_bessel(u, W, beta); };
+  const auto transform = [&](double nu) { return es ? es_kernel_transform(nu, esk) : kaiser_bessel_transform(nu, W, beta); };
   const int n[3] = {p.grid[0], p.grid[1], p.grid[2]};
   int G[3];
   double sigma[3];
@@ -30,7 +36,6 @@ std::vector<cplx> gridding_adjoint(const Problem& p, const std::vector<cplx>& c,
   std::fill(reinterpret_cast<double*>(grid), reinterpret_cast<double*>(grid) + 2 * cells, 0.0);
 
   // 1. Spread: sample m sits at s = k sigma grid cells; cells within W/2 take c_m kernel(u).
-  const int W = g.width;
   std::vector<double> wts[3];
   std::vector<int> idx[3];
   for (int a = 0; a < 3; ++a) { wts[a].resize(W + 1); idx[a].resize(W + 1); }
@@ -42,7 +47,7 @@ std::vector<cplx> gridding_adjoint(const Problem& p, const std::vector<cplx>& c,
       const long lo = long(std::ceil(s - 0.5 * W)), hi = long(std::floor(s + 0.5 * W));
       count[a] = 0;
       for (long q = lo; q <= hi; ++q) {
-        wts[a][count[a]] = kaiser_bessel(double(q) - s, W, beta);
+        wts[a][count[a]] = kernel(double(q) - s);
         idx[a][count[a]] = int(((q % G[a]) + G[a]) % G[a]);
         ++count[a];
       }
@@ -73,7 +78,7 @@ std::vector<cplx> gridding_adjoint(const Problem& p, const std::vector<cplx>& c,
     deapod[a].resize(n[a]); bin[a].resize(n[a]);
     for (int i = 0; i < n[a]; ++i) {
       const int j = i - n[a] / 2;
-      deapod[a][i] = 1 / kaiser_bessel_transform(double(j) / n[a] / sigma[a], W, beta);
+      deapod[a][i] = 1 / transform(double(j) / n[a] / sigma[a]);
       bin[a][i] = (j + G[a]) % G[a];
     }
   }

@@ -1,7 +1,8 @@
 // Gridding, the adjoint non-uniform FFT, on the CPU: out_n = sum_m c_m e^{i 2 pi k_m . x_n} on
 // the voxel grid of a problem, in O(M W^3 + G log G) instead of the direct O(M N).
 //   1. spread every c_m onto a Cartesian k-space grid oversampled sigma times (G = sigma n
-//      points per axis, spacing 1/sigma cycles/FOV) with a Kaiser-Bessel kernel W cells wide;
+//      points per axis, spacing 1/sigma cycles/FOV) with a kernel W cells wide: Kaiser-Bessel,
+//      or the "exponential of semicircle" of FINUFFT with W chosen from a tolerance;
 //   2. one inverse FFT of the grid;
 //   3. divide by the kernel's Fourier transform (deapodization) and keep the central n^3.
 // The error is the aliasing of the kernel's transform from beyond the image (Jackson et al.
@@ -10,14 +11,17 @@
 #include <complex>
 #include <vector>
 
+#include "mri/es_kernel.hpp"
 #include "mri/kaiser_bessel.hpp"
 #include "mri/problem.hpp"
 
 namespace mri {
 
 struct GriddingParams {
-  int width = 4;             // kernel width W in grid cells
+  int width = 4;             // kernel width W in grid cells (Kaiser-Bessel)
   double oversampling = 2;   // sigma; the grid has the even number of points nearest sigma n from above
+  double tolerance = 0;      // > 0: the exponential-of-semicircle kernel for this tolerance instead
+                             // (es_kernel_for: its width replaces `width`)
 };
 
 // The adjoint NUFFT of weights c (one per sample) on p's voxel grid (UsageError without one).
