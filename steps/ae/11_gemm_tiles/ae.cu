@@ -541,7 +541,7 @@ class ImplicitGemm final : public NhwcLayers {
 }  // namespace
 
 StepInfo step_info() {
-  return {"11_gemm_tiles", "GPU: implicit-GEMM convolutions on NHWC activations, FP32 FMA", true,
+  return {"11_gemm_tiles", "GPU: 10's implicit GEMMs, each product in a tile that fits it (128x128, 64x64, 128x8)", true,
           Accuracy::fp32,
           {{"threads", 256, 32, 1024,
             "Threads per block of the element-wise kernels (a multiple of 32, a power of 2 for the loss reduction)"},
