@@ -39,6 +39,8 @@ class MriTrack final : public core::Track {
            p_.x.data(), p_.y.data(), p_.z.data(), p_.grid[0], p_.grid[1], p_.grid[2]};
     outR_.assign(p_.voxels(), 0.0f);
     outI_.assign(p_.voxels(), 0.0f);
+    // The tolerance class checks the error against what the step was asked for.
+    tolerance_ = accuracy_ == Accuracy::tolerance ? core::real_tunable(tunables, "tolerance") : 0;
     step_ = make_step(tunables);
   }
 
@@ -73,7 +75,7 @@ class MriTrack final : public core::Track {
   core::Verdict validate(const core::CoreOptions& o) override {
     const bool parboil = !parboil_expect_.empty();
     const Verdict v = parboil ? validate_parboil(load_parboil_output(parboil_expect_, p_.voxels()), outR_.data(), outI_.data())
-                              : mri::validate(p_, kernel_, accuracy_, outR_.data(), outI_.data(), o.seed);
+                              : mri::validate(p_, kernel_, accuracy_, outR_.data(), outI_.data(), o.seed, tolerance_);
     core::Verdict out;
     out.pass = v.pass;
     out.record = core::validation_json(v.reference, v.metrics, v.pass);
@@ -119,6 +121,7 @@ class MriTrack final : public core::Track {
   Accuracy accuracy_;
   std::string kernel_name_ = "fhd", parboil_input_, parboil_expect_;
   double noise_ = 0;
+  double tolerance_ = 0;  // the tolerance class's limit (the step's --tolerance)
   size_t samples_ = 0;  // 0: all
   Kernel kernel_ = Kernel::fhd;
   Problem p_;

@@ -31,6 +31,7 @@ enum class Accuracy {
   exact,     // libm-accurate sin/cos in float
   fast,      // special-function-unit sin/cos or phase recurrences
   gridding,  // an approximate sum: the adjoint NUFFT by Kaiser-Bessel gridding (11)
+  tolerance,  // an approximate sum whose relative L2 error the step's --tolerance bounds (12)
 };
 
 using StepInfo = core::StepInfo<Accuracy>;

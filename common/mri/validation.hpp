@@ -26,8 +26,9 @@ struct Limits {
 };
 
 // The limits for a problem: those measured on the built-in problem of the same shape (voxels x
-// samples: tiny, small, large and its 65,536-sample prefix), else conservative ones.
-Limits limits_for(const Problem& p, Kernel kernel, Accuracy accuracy);
+// samples: tiny, small, large and its 65,536-sample prefix), else conservative ones. The
+// tolerance class takes `tolerance` itself (the step's --tolerance) on every problem.
+Limits limits_for(const Problem& p, Kernel kernel, Accuracy accuracy, double tolerance = 0);
 
 struct Verdict {
   std::string reference;  // "cpu-double" or "parboil"
@@ -51,10 +52,10 @@ Expected expected(const Problem& p, Kernel kernel, uint64_t seed);
 
 // Against the CPU double reference on `voxels` (all, or edges plus a seeded sample).
 Verdict validate(const Problem& p, Kernel kernel, Accuracy accuracy, const float* outR,
-                 const float* outI, uint64_t seed);
+                 const float* outI, uint64_t seed, double tolerance = 0);
 // The same against a reference already computed (one reference, many outputs).
 Verdict validate(const Problem& p, Kernel kernel, Accuracy accuracy, const Expected& ref,
-                 const float* outR, const float* outI);
+                 const float* outR, const float* outI, double tolerance = 0);
 
 // The k-space residual of `test` against `ref` on `voxels` (see Limits); `peak` gets the sample.
 double kspace_residual(const Problem& p, const std::vector<size_t>& voxels,

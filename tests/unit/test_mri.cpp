@@ -299,6 +299,19 @@ TEST_P(ValidationAt, RejectsEveryDefect) {
   }
 }
 
+// The tolerance class (12_es_kernel) is checked against what the step was asked for, on any
+// problem, and asks for it: without a tolerance the harness has made a mistake.
+TEST(Validation, ToleranceClassTakesTheStepsTolerance) {
+  const mri::Problem p = mri::generate("tiny", 1, 0.0);
+  for (double t : {1e-2, 1e-4, 1e-6}) {
+    const mri::Limits l = mri::limits_for(p, mri::Kernel::fhd, mri::Accuracy::tolerance, t);
+    EXPECT_EQ(l.rel_l2, t);
+    EXPECT_EQ(l.kspace, t);
+  }
+  EXPECT_THROW(mri::limits_for(p, mri::Kernel::fhd, mri::Accuracy::tolerance), std::logic_error);
+  EXPECT_STREQ(mri::accuracy_name(mri::Accuracy::tolerance), "tolerance");
+}
+
 // Both limits sit where the table says: an error 5 % under each passes, 5 % over fails, and
 // fails on that measure. rel_l2 is probed with one wrong voxel (its k-space residual is
 // rel_l2 / sqrt(voxels), far under its limit), the k-space residual with one sample's plane

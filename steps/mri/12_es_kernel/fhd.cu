@@ -1,0 +1,175 @@
+// mri 12_es_kernel: 11's gridding with the kernel of FINUFFT and cuFINUFFT, the "exponential
+// of semicircle" phi(z) = exp(beta (sqrt(1 - z^2) - 1)) (common/mri/es_kernel.hpp), and its
+// width chosen from the accuracy asked for: --tolerance t gives the narrowest kernel whose
+// aliasing stays under t at sigma = 2 (one cell per decade: W = 5 at 1e-4, 7 at 1e-6), and
+// validation checks the relative L2 error against t itself (accuracy class `tolerance`).
+// Each weight is an expf and a sqrtf where 11 evaluated a Bessel I0; the spread, the FFT and
+// the deapodization are 11's (the kernel's transform now by quadrature, on the host).
+// Voxels that are not a grid (Parboil's inputs) are bad input for this step: exit 2.
+#include <cufft.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/cufft_check.cuh"
+#include "mri/device_problem.cuh"
+#include "mri/es_kernel.hpp"
+#include "mri/kaiser_bessel.hpp"  // oversampled_size
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
+
+namespace mri {
+namespace {
+
+constexpr int kMaxWidth = 8;  // cells per axis a sample reaches: at most kMaxWidth + 1
+constexpr double kOversampling = 2;  // sigma: the width rule holds its tolerance here (es_kernel.hpp)
+
+struct Grid {
+  int g[3];         // oversampled points per axis
+  float sigma[3];   // g / n: the grid's own oversampling, so that voxels land on FFT bins
+  int width;        // W
+  float beta;       // the kernel's shape
+};
+
+// The kernel's weights along one axis for a sample at s grid cells: cells ceil(s - W/2) ..
+// floor(s + W/2), wrapped onto the periodic grid.
+__device__ int axis_weights(float s, const Grid& gr, int axis, float (&w)[kMaxWidth + 1], int (&cell)[kMaxWidth + 1]) {
+  const int lo = int(ceilf(s - 0.5f * gr.width)), hi = int(floorf(s + 0.5f * gr.width));
+  const int g = gr.g[axis];
+  int n = 0;
+  for (int q = lo; q <= hi && n <= kMaxWidth; ++q, ++n) {
+    const float r = 2.0f * (float(q) - s) / float(gr.width);
+    w[n] = fabsf(r) <= 1.0f ? expf(gr.beta * (sqrtf(fmaxf(0.0f, 1.0f - r * r)) - 1.0f)) : 0.0f;
+    cell[n] = ((q % g) + g) % g;
+  }
+  return n;
+}
+
+// 1. One thread per sample: its weight mu_m spread over the W^3 cells around it.
+__global__ void spread(const float* kx, const float* ky, const float* kz, const float* phiR, const float* phiI,
+                       const float* dR, const float* dI, int numK, bool q, Grid gr, float2* grid) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= numK) return;
+  float rMu, iMu;
+  sample_weight(q, phiR[m], phiI[m], q ? 0.f : dR[m], q ? 0.f : dI[m], rMu, iMu);
+  float wx[kMaxWidth + 1], wy[kMaxWidth + 1], wz[kMaxWidth + 1];
+  int cx[kMaxWidth + 1], cy[kMaxWidth + 1], cz[kMaxWidth + 1];
+  const int nx = axis_weights(kx[m] * gr.sigma[0], gr, 0, wx, cx);
+  const int ny = axis_weights(ky[m] * gr.sigma[1], gr, 1, wy, cy);
+  const int nz = axis_weights(kz[m] * gr.sigma[2], gr, 2, wz, cz);
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy) {
+      const float wzy = wz[iz] * wy[iy];
+      float2* row = grid + (size_t(cz[iz]) * gr.g[1] + cy[iy]) * gr.g[0];
+      for (int ix = 0; ix < nx; ++ix) {
+        const float w = wzy * wx[ix];
+        atomicAdd(&row[cx[ix]].x, w * rMu);
+        atomicAdd(&row[cx[ix]].y, w * iMu);
+      }
+    }
+}
+
+// 3. One thread per voxel: its FFT bin (j = i - n/2 mod g per axis), divided by the kernel's
+// transform (tables per axis, made in double on the host).
+__global__ void deapodize(const float2* grid, Grid gr, int nx, int ny, int nz, const int* bin, const float* scale,
+                          float* outR, float* outI) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= nx * ny * nz) return;
+  const int ix = v % nx, iy = (v / nx) % ny, iz = v / (nx * ny);
+  const float2 c = grid[(size_t(bin[nx + ny + iz]) * gr.g[1] + bin[nx + iy]) * gr.g[0] + bin[ix]];
+  const float s = scale[ix] * scale[nx + iy] * scale[nx + ny + iz];
+  outR[v] = c.x * s;
+  outI[v] = c.y * s;
+}
+
+class GriddingStep final : public Step {
+ public:
+  GriddingStep(int threads, double tolerance) : threads_(threads), kernel_(es_kernel_for(tolerance, kOversampling)) {}
+  ~GriddingStep() override {
+    if (plan_) cufftDestroy(plan_);
+  }
+
+  void load(const Inputs& in) override {
+    if (in.nx == 0)
+      throw core::UsageError("gridding needs a Cartesian grid of voxels (x = (ix - nx/2)/nx, as generated problems have); "
+                             "these voxels are not one");
+    const int n[3] = {in.nx, in.ny, in.nz};
+    gr_.width = kernel_.width;
+    gr_.beta = float(kernel_.beta);
+    for (int a = 0; a < 3; ++a) {
+      gr_.g[a] = oversampled_size(n[a], kOversampling);
+      gr_.sigma[a] = float(double(gr_.g[a]) / n[a]);
+    }
+    dev_.upload(in);
+    const size_t cells = size_t(gr_.g[0]) * gr_.g[1] * gr_.g[2];
+    if (grid_.size() != cells) {
+      if (plan_) cufftDestroy(plan_);
+      plan_ = 0;
+      size_t free = 0, total = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (3 * cells * sizeof(float2) > free)  // the grid and cuFFT's work area (at most twice it)
+        throw core::UsageError("an oversampled grid of " + std::to_string(gr_.g[0]) + "^3 cells needs " +
+                               std::to_string(3 * cells * sizeof(float2) >> 20) + " MiB with the FFT; " +
+                               std::to_string(free >> 20) + " MiB are free: use a smaller --oversampling");
+      grid_.resize(cells);
+      CUFFT_CHECK(cufftPlan3d(&plan_, gr_.g[2], gr_.g[1], gr_.g[0], CUFFT_C2C));
+    }
+    // Deapodization: voxel i of an axis sits at FFT bin i - n/2 (mod g); divide by the
+    // kernel's transform at nu = (i - n/2) / n / sigma cycles per grid cell.
+    std::vector<int> bin;
+    std::vector<float> scale;
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < n[a]; ++i) {
+        const int j = i - n[a] / 2;
+        bin.push_back((j + gr_.g[a]) % gr_.g[a]);
+        scale.push_back(float(1 / es_kernel_transform(double(j) / n[a] / gr_.sigma[a], kernel_)));
+      }
+    bin_.upload(bin.data(), bin.size());
+    scale_.upload(scale.data(), scale.size());
+    n_[0] = n[0], n_[1] = n[1], n_[2] = n[2];
+  }
+
+  void compute() override {
+    float2* grid = grid_.data();
+    CUDA_CHECK(cudaMemsetAsync(grid, 0, grid_.size() * sizeof(float2)));
+    spread<<<blocks_for(dev_.numK, threads_), threads_>>>(dev_.kx.data(), dev_.ky.data(), dev_.kz.data(), dev_.phiR.data(),
+                                                          dev_.phiI.data(), dev_.dR.data(), dev_.dI.data(), dev_.numK,
+                                                          dev_.q(), gr_, grid);
+    CUDA_CHECK_LAUNCH();
+    // 2. sum_q b_q e^{+i 2 pi q j / g}: cuFFT's inverse (unnormalized), z slowest.
+    CUFFT_CHECK(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE));
+    deapodize<<<blocks_for(dev_.numX, threads_), threads_>>>(grid, gr_, n_[0], n_[1], n_[2], bin_.data(), scale_.data(),
+                                                             dev_.rFhD.data(), dev_.iFhD.data());
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void store(float* outR, float* outI) override { dev_.download(outR, outI); }
+
+ private:
+  int threads_;
+  EsKernel kernel_;
+  Grid gr_{};
+  int n_[3] = {0, 0, 0};
+  DeviceProblem dev_;
+  DeviceArray<float2> grid_;
+  DeviceArray<int> bin_;
+  DeviceArray<float> scale_;
+  cufftHandle plan_ = 0;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"12_es_kernel", "Gridding: the exponential-of-semicircle kernel, its width from --tolerance", true,
+          Accuracy::tolerance,
+          {{"threads", 256, 32, 1024, "Threads per block"},
+           {"tolerance", 1e-4, 1e-6, 1e-2, "Relative L2 error allowed against the direct sum (sets the kernel width)",
+            false}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
+  return std::make_unique<GriddingStep>(int(core::tunable(t, "threads")), core::real_tunable(t, "tolerance"));
+}
+
+}  // namespace mri
