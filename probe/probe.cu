@@ -5,6 +5,9 @@
 //   fp16_flop_per_s  half2 HFMA2 rate, 4 flop per HFMA2 (two halves, a multiply-add each): the
 //                    ceiling of the steps that compute in half2 (epic 08 and 10)
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
+//   h2d_pinned_bytes_per_s
+//                    host-to-device copy from pinned memory (cudaMemcpyAsync of 256 MiB): the
+//                    ceiling of a step that streams its input from the host (epic's gulps)
 //   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
 //                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float
 //                    sums), 2 flop per multiply-add: the instruction ae 06-08 use. Hopper's
@@ -16,6 +19,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/cli.hpp"
 #include "core/cuda_check.cuh"
@@ -181,11 +185,20 @@ int run(int argc, char** argv) {
     CUDA_CHECK_LAUNCH();
   });
   const double copy_bytes_per_s = 2.0 * bytes / (copy_ms * 1e-3);
+  // 256 MiB from pinned host memory into the 1 GiB buffer: the PCIe (or C2C) link, not DRAM.
+  const size_t h2d_bytes = size_t(256) << 20;
+  void* pinned = nullptr;
+  CUDA_CHECK(cudaMallocHost(&pinned, h2d_bytes));
+  std::memset(pinned, 0x3f, h2d_bytes);
+  const double h2d_ms = best_ms(5, [&] { CUDA_CHECK(cudaMemcpyAsync(src, pinned, h2d_bytes, cudaMemcpyHostToDevice, 0)); });
+  const double h2d_pinned_bytes_per_s = double(h2d_bytes) / (h2d_ms * 1e-3);
+  CUDA_CHECK(cudaFreeHost(pinned));
   CUDA_CHECK(cudaFree(src));
   CUDA_CHECK(cudaFree(dst));
   CUDA_CHECK(cudaFree(sink));
 
-  for (double rate : {sfu_per_s, flop_per_s, half_flop_per_s, copy_bytes_per_s, tensor_flop_per_s[0], tensor_flop_per_s[1]})
+  for (double rate : {sfu_per_s, flop_per_s, half_flop_per_s, copy_bytes_per_s, h2d_pinned_bytes_per_s, tensor_flop_per_s[0],
+                      tensor_flop_per_s[1]})
     if (!(rate > 0) || !std::isfinite(rate)) throw core::RuntimeError("probe measured a non-positive or non-finite rate");
   const double per_sm_clk = 1e6 * device.sms * device.clock_mhz;
   if (!quiet) {
@@ -194,6 +207,7 @@ int run(int argc, char** argv) {
     printf("  FP32 FFMA     %.3g flop/s (%.1f FFMA per SM per clock)\n", flop_per_s, flop_per_s / 2 / per_sm_clk);
     printf("  half2 HFMA2   %.3g flop/s (%.1f HFMA2 per SM per clock)\n", half_flop_per_s, half_flop_per_s / 4 / per_sm_clk);
     printf("  copy          %.3g bytes/s (read + write)\n", copy_bytes_per_s);
+    printf("  H2D pinned    %.3g bytes/s\n", h2d_pinned_bytes_per_s);
     printf("  TF32 mma.sync %.3g flop/s\n  BF16 mma.sync %.3g flop/s\n", tensor_flop_per_s[0], tensor_flop_per_s[1]);
   }
   if (!json_path.empty()) {
@@ -203,9 +217,10 @@ int run(int argc, char** argv) {
                      {"fp32_flop_per_s", flop_per_s},
                      {"fp16_flop_per_s", half_flop_per_s},
                      {"copy_bytes_per_s", copy_bytes_per_s},
+                     {"h2d_pinned_bytes_per_s", h2d_pinned_bytes_per_s},
                      {"tf32_tensor_flop_per_s", tensor_flop_per_s[0]},
                      {"bf16_tensor_flop_per_s", tensor_flop_per_s[1]}};
-    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"hfma2_ms", hfma2_ms}, {"copy_ms", copy_ms}, {"tf32_mma_ms", mma_ms[0]},
+    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"hfma2_ms", hfma2_ms}, {"copy_ms", copy_ms}, {"h2d_ms", h2d_ms}, {"tf32_mma_ms", mma_ms[0]},
                    {"bf16_mma_ms", mma_ms[1]}};
     core::append_record(json_path, r);
   }

@@ -182,8 +182,9 @@ class Writer {
     md_ << "## Measured ceilings\n\n"
         << "Measured by `stepwise_probe` on each GPU (the newest probe per device).\n\n";
     md_ << table_row({"device", "SMs", "clock (MHz)", "SFU sin/cos (1/s)", "FP32 (FLOP/s)", "half2 (FLOP/s)", "copy (B/s)",
-                      "mri ceiling (pairs/s)", "TF32 mma.sync (FLOP/s)", "BF16 mma.sync (FLOP/s)", "commit", "date"})
-        << table_rule(12, 1);
+                      "H2D pinned (B/s)", "mri ceiling (pairs/s)", "TF32 mma.sync (FLOP/s)", "BF16 mma.sync (FLOP/s)",
+                      "commit", "date"})
+        << table_rule(13, 1);
     for (const auto& [device, probe] : probes_) {
       const json& d = probe->data;
       auto num = [&](const std::string& path) {
@@ -193,7 +194,7 @@ class Writer {
       const auto sfu = number_at(d, "ceilings.sfu_per_s");
       md_ << table_row({device, text_at(d, "device.sms").value_or("n/a"), text_at(d, "device.clock_mhz").value_or("n/a"),
                         num("ceilings.sfu_per_s"), num("ceilings.fp32_flop_per_s"), num("ceilings.fp16_flop_per_s"),
-                        num("ceilings.copy_bytes_per_s"),
+                        num("ceilings.copy_bytes_per_s"), num("ceilings.h2d_pinned_bytes_per_s"),
                         sfu ? fmt_si(*sfu / 2) : "n/a", num("ceilings.tf32_tensor_flop_per_s"),
                         num("ceilings.bf16_tensor_flop_per_s"), "`" + probe->commit() + "`", date_of(probe->time())});
     }

@@ -25,12 +25,14 @@ const std::vector<Track>& known_tracks() {
        "the full model) over the kernel time, against the probe's FP32 FMA rate for an fp32 step, and against its "
        "tensor-core rate through mma.sync for a TF32 or BF16 step (n/a where the probe did not measure it)"},
       {"epic", "E-field parallel imaging correlator (the MOFF imager of LWA-SV)", "",
-       {{"FFT flops", "work.fft_flop", "", "", 1}, {"voltage bytes", "work.voltage_bytes", "", "copy_bytes_per_s", 1}},
+       {{"FFT flops", "work.fft_flop", "", "", 1}, {"voltage bytes", "work.voltage_bytes", "", "copy_bytes_per_s", 1},
+        {"voltage bytes over PCIe", "work.voltage_bytes", "", "h2d_pinned_bytes_per_s", 1, true}},
        {},
-       "two bounds, each over the kernel time: the FFTs' flops (`work.fft_flop`, 5 N log2 N per transform of N "
-       "cells) against the probe's FP32 FMA rate, and the voltage bytes read (`work.voltage_bytes`) against its "
-       "copy bandwidth. The cell shows the larger fraction, the bound that binds, and names it; a half-precision "
-       "step is bound by the half2 rate, which the probe does not measure (n/a)"},
+       "three bounds, each over the kernel time: the FFTs' flops (`work.fft_flop`, 5 N log2 N per transform of N "
+       "cells) against the probe's FP32 FMA rate, the voltage bytes read (`work.voltage_bytes`) against its "
+       "copy bandwidth, and the same bytes against its pinned host-to-device bandwidth (the gulps arrive from the "
+       "host; left out where the probe did not measure it). The cell shows the larger fraction, the bound that binds, "
+       "and names it; a half-precision step is bound by the half2 rate, which the probe does not measure (n/a)"},
   };
   return tracks;
 }
@@ -153,7 +155,8 @@ CeilingFraction ceiling_of(const Track& track, const Record& r, const Probes& pr
   const auto probe = probes.find(r.device_name());
   if (probe == probes.end()) return {std::nullopt, "", "n/a (no probe on " + r.device_name() + ")"};
   CeilingFraction out;
-  // Every bound must be known: the largest fraction binds only among all of them.
+  // Every bound must be known, but an optional one the probe lacks: the largest fraction binds
+  // only among all of them.
   for (const Bound& b : track.bounds) {
     double achieved = 0;  // per second
     if (b.work.empty()) {
@@ -173,6 +176,7 @@ CeilingFraction ceiling_of(const Track& track, const Record& r, const Probes& pr
       missing = a.missing;
     }
     const auto ceiling = number_at(probe->second->data, "ceilings." + key);
+    if ((!ceiling || *ceiling <= 0) && b.optional) continue;
     if (!ceiling || *ceiling <= 0) return {std::nullopt, "", "n/a (" + (missing.empty() ? "probe lacks " + key : missing) + ")"};
     const double f = achieved / (*ceiling / b.per_unit);
     if (!out.fraction || f > *out.fraction) out = {f, b.name, ""};

@@ -22,6 +22,8 @@ struct Bound {
   std::string ceiling;  // the probe's ceilings key ("sfu_per_s", "copy_bytes_per_s"); "" = the
                         // arithmetic rate of the step's precision (arithmetic_ceiling below)
   double per_unit = 1;  // ceiling units per unit of work (2 SFU operations per pair)
+  bool optional = false;  // left out where the probe lacks its ceiling (a probe older than the
+                          // ceiling), instead of leaving the step's cell n/a
 };
 
 // The probe's arithmetic rate for a step's precision (params.accuracy, else validation.class):

@@ -75,8 +75,8 @@ def mode_tables(exe, fixtures):
         check(NOT_RENDERED in md, "--no-render says the plots were not rendered")
 
         ceil = section(md, "## Measured ceilings")
-        check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | n/a | 3.000 T | 2.000 T |" in ceil,
-              "ceiling row: SFU 4e12 -> 2e12 pairs/s; no half2 rate in this probe: n/a")
+        check("| NVIDIA H100 80GB HBM3 | 132 | 1980 | 4.000 T | 60.00 T | n/a | 3.000 T | n/a | 2.000 T |" in ceil,
+              "ceiling row: SFU 4e12 -> 2e12 pairs/s; no half2 rate and no host-to-device rate in this probe: n/a")
 
         summary = section(md, "## Summary")
         check("| mri F^H d, small, NVIDIA H100 80GB HBM3 | `00_cpu` | `03_sfu` | 1000 -> 1.000 | 1000x | 1.000 T pairs/s | 50.0 % |"
@@ -459,7 +459,8 @@ def ceiling_records(base):
         return r
 
     ae = {"batch": 4}
-    rows = [probe("GPU P", {}), probe("GPU T", {"tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13,
+    rows = [probe("GPU P", {}), probe("GPU H", {"h2d_pinned_bytes_per_s": 2.5e10}),
+            probe("GPU T", {"tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13,
                                                 "fp16_flop_per_s": 1e13}),
             rec("ae", "00_cpu", None, {"flop": 2e9}, params=ae, klass="fp32"),
             # 2e9 flop in 10 ms: 2e11 flop/s of 1e12; its arrays took 3 MiB at most
@@ -486,6 +487,9 @@ def ceiling_records(base):
              # FFT 80 %, voltages 10 %: the flops bind
              epic("02_flops_bind", "GPU P", 8e9, 1e8),
              epic("04_half", "GPU P", 3e9, 5e8, "half"),
+             # on GPU H, whose probe has a pinned host-to-device rate: voltages 1e10 B/s, 40 % of
+             # its 2.5e10 over PCIe, bind over the FFT's 30 % and the copy's 10 %
+             epic("05_pcie_binds", "GPU H", 3e9, 1e8),
              # on GPU T, whose probe has a half2 rate: FFT 8e12 flop/s of 1e13 = 80 %, not of FP32's 1e12
              epic("04_half", "GPU T", 8e10, 1e8, "half")]
     mri = lambda step, acc, value: rec("mri", step, "GPU P", {}, unit="pairs/s", value=value,
@@ -544,6 +548,8 @@ def mode_ceilings(exe, fixtures):
         for step, want in [("00_cpu", "n/a (CPU)"), ("01_bytes_bind", "50.0 % (voltage bytes)"),
                            ("02_flops_bind", "80.0 % (FFT flops)"), ("04_half", "n/a (no half-precision ceiling measured)")]:
             check(cell(epic_p, step) == want, f"epic {step}: {cell(epic_p, step)!r}, want {want!r}")
+        epic_h = cell(section(md, "### problem small, GPU H"), "05_pcie_binds")
+        check(epic_h == "40.0 % (voltage bytes over PCIe)", f"the PCIe bound binds where the probe has it: {epic_h!r}")
         epic_t = cell(section(md, "### problem small, GPU T"), "04_half")
         check(epic_t == "80.0 % (FFT flops)", f"a half step against the probe's half2 rate: {epic_t!r}")
 
