@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/portable.hpp"
+#include "core/quadrature.hpp"
 #include "epic/voltage.hpp"
 
 namespace epic {
@@ -247,29 +248,6 @@ std::vector<double> true_beamformer(const ChannelVoltages& v, const Station& sta
 
 namespace {
 
-// Gauss-Legendre nodes and weights on [-1, 1], by Newton's method on P_m.
-void gauss_legendre(int m, std::vector<double>& x, std::vector<double>& w) {
-  x.assign(size_t(m), 0.0);
-  w.assign(size_t(m), 0.0);
-  for (int i = 0; i < m; ++i) {
-    double z = std::cos(core::kPi * (i + 0.75) / (m + 0.5)), dp = 1;
-    for (int it = 0; it < 100; ++it) {
-      double p0 = 1, p1 = z;  // P_{k-1}, P_k
-      for (int k = 2; k <= m; ++k) {
-        const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
-        p0 = p1;
-        p1 = p2;
-      }
-      dp = m * (z * p1 - p0) / (z * z - 1);  // P_m'(z)
-      const double step = p1 / dp;
-      z -= step;
-      if (std::abs(step) < 1e-16) break;
-    }
-    x[size_t(i)] = z;
-    w[size_t(i)] = 2 / ((1 - z * z) * dp * dp);
-  }
-}
-
 // C^(f) / C^(0) of the prolate psi_0(c, 2t/S), c = pi S / 2: psi_0(c, 2f) / psi_0(c, 0), psi_0
 // the eigenfunction of the largest eigenvalue of (K psi)(x) = int_{-1}^{1} cos(c x y) psi(y) dy.
 // psi_0 is even and K's largest eigenvalue is simple, so the power iteration from a constant
@@ -277,8 +255,9 @@ void gauss_legendre(int m, std::vector<double>& x, std::vector<double>& w) {
 // psi_0(x) ~ sum_j w_j cos(c x y_j) psi_0(y_j).
 std::vector<double> prolate_transform(double c, const std::vector<double>& f) {
   const int m = 64;
-  std::vector<double> y, w;
-  gauss_legendre(m, y, w);
+  const core::Quadrature rule = core::gauss_legendre(m);
+  const std::vector<double>& y = rule.x;
+  const std::vector<double>& w = rule.w;
   std::vector<double> k(size_t(m) * m), psi(size_t(m), 1.0), next(static_cast<size_t>(m));
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < m; ++j) k[size_t(i) * m + j] = w[size_t(j)] * std::cos(c * y[size_t(i)] * y[size_t(j)]);

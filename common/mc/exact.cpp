@@ -1,38 +1,13 @@
 #include "mc/exact.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "core/portable.hpp"
+#include "core/quadrature.hpp"
 
 namespace mc {
 namespace {
-
-// 16-point Gauss-Legendre rule on [-1, 1] by Newton iteration on P_16.
-struct GaussLegendre16 {
-  std::array<double, 16> x{}, w{};
-  GaussLegendre16() {
-    const int n = 16;
-    for (int i = 0; i < n; ++i) {
-      double z = std::cos(core::kPi * (i + 0.75) / (n + 0.5)), dp = 0;
-      for (int it = 0; it < 100; ++it) {
-        double p0 = 1, p1 = 0;
-        for (int j = 1; j <= n; ++j) {
-          const double p2 = p1;
-          p1 = p0;
-          p0 = ((2.0 * j - 1) * z * p1 - (j - 1.0) * p2) / j;
-        }
-        dp = n * (z * p0 - p1) / (z * z - 1);
-        const double dz = p0 / dp;
-        z -= dz;
-        if (std::fabs(dz) < 1e-16) break;
-      }
-      x[i] = z;
-      w[i] = 2 / ((1 - z * z) * dp * dp);
-    }
-  }
-};
 
 // (sin x - x cos x) / x, accurate for small x too.
 double shell_kernel(double x) {
@@ -52,7 +27,7 @@ double first_flight_transform(double k) {
 
 std::vector<double> mass_within(const std::function<double(double)>& fhat,
                                 const std::vector<double>& radii, double kmax) {
-  static const GaussLegendre16 gl;
+  static const core::Quadrature gl = core::gauss_legendre(16);  // 16 nodes on [-1, 1]
   const double rmax = radii.empty() ? 1.0 : *std::max_element(radii.begin(), radii.end());
   // A panel spans at most 8 / rmax in k (under 1.3 periods of cos(k rmax)): 16 nodes
   // integrate that to rounding.
@@ -61,7 +36,7 @@ std::vector<double> mass_within(const std::function<double(double)>& fhat,
   std::vector<double> mass(radii.size(), 0.0);
   for (long p = 0; p < panels; ++p) {
     const double a = p * width, half = 0.5 * width;
-    for (int i = 0; i < 16; ++i) {
+    for (size_t i = 0; i < gl.x.size(); ++i) {
       const double k = a + half * (1 + gl.x[i]);
       const double weight = half * gl.w[i] * (2 / core::kPi) * fhat(k);
       // (sin kR - kR cos kR) / k = R * shell_kernel(kR)

@@ -2,11 +2,10 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "core/error.hpp"
 #include "core/portable.hpp"
+#include "core/quadrature.hpp"
 
 namespace mri {
 
@@ -30,39 +29,13 @@ double es_kernel(double u, const EsKernel& k) {
   return std::exp(k.beta * (std::sqrt(1 - z * z) - 1));
 }
 
-namespace {
-
-// Gauss-Legendre nodes and weights on [-1, 1]: Newton's method on P_n from Chebyshev guesses.
-std::pair<std::vector<double>, std::vector<double>> gauss_legendre(int n) {
-  std::vector<double> x(n), w(n);
-  for (int i = 0; i < (n + 1) / 2; ++i) {
-    double z = std::cos(core::kPi * (i + 0.75) / (n + 0.5)), dp = 0;
-    for (int it = 0; it < 100; ++it) {
-      double p0 = 1, p1 = z;  // P_0, P_1, then up the recurrence to P_n
-      for (int j = 2; j <= n; ++j) {
-        const double p2 = ((2 * j - 1) * z * p1 - (j - 1) * p0) / j;
-        p0 = p1, p1 = p2;
-      }
-      dp = n * (z * p1 - p0) / (z * z - 1);
-      const double dz = p1 / dp;
-      z -= dz;
-      if (std::abs(dz) < 1e-16) break;
-    }
-    x[i] = -z, x[n - 1 - i] = z;
-    w[i] = w[n - 1 - i] = 2 / ((1 - z * z) * dp * dp);
-  }
-  return {x, w};
-}
-
-}  // namespace
-
 double es_kernel_transform(double nu, const EsKernel& k) {
-  static const auto nodes = gauss_legendre(200);
+  static const core::Quadrature nodes = core::gauss_legendre(200);
   // u = z W / 2: the integral is W/2 times that of phi(z) cos(pi W nu z) over [-1, 1] (phi is even).
   double sum = 0;
-  for (size_t i = 0; i < nodes.first.size(); ++i) {
-    const double z = nodes.first[i];
-    sum += nodes.second[i] * std::exp(k.beta * (std::sqrt(1 - z * z) - 1)) * std::cos(core::kPi * k.width * nu * z);
+  for (size_t i = 0; i < nodes.x.size(); ++i) {
+    const double z = nodes.x[i];
+    sum += nodes.w[i] * std::exp(k.beta * (std::sqrt(1 - z * z) - 1)) * std::cos(core::kPi * k.width * nu * z);
   }
   return 0.5 * k.width * sum;
 }
