@@ -1,0 +1,285 @@
+// mri 14_lanes_apart: 13's binned spread, with the 32 lanes of a warp given samples far apart
+// in the bin. Sorted into a bin, samples keep the order of their arm, and on large an arm
+// places about 8 samples in each grid cell it crosses: 32 consecutive samples add into the
+// same few cells, at the same time. A float atomic in shared memory is a compare-and-swap
+// loop, so lanes that hit one address take turns. Here lane l of a warp takes the samples
+// l * ceil(n/32), l * ceil(n/32) + 1, ... of its subproblem of n (a transpose of 13's order):
+// at any moment the warp's lanes are ceil(n/32) samples apart, mostly in different cells.
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/cufft_check.cuh"
+#include "core/timing.hpp"
+#include "mri/device_problem.cuh"
+#include "mri/es_kernel.hpp"
+#include "mri/kaiser_bessel.hpp"  // oversampled_size
+#include "core/portable.hpp"
+#include "mri/weights.hpp"
+
+namespace mri {
+namespace {
+
+constexpr int kMaxWidth = 8;  // cells per axis a sample reaches: at most kMaxWidth + 1
+constexpr double kOversampling = 2;  // sigma: the width rule holds its tolerance here (es_kernel.hpp)
+
+struct Grid {
+  int g[3];         // oversampled points per axis
+  float sigma[3];   // g / n: the grid's own oversampling, so that voxels land on FFT bins
+  int width;        // W
+  float beta;       // the kernel's shape
+};
+
+// A bin is kBin^3 grid cells; a sample in bin b of an axis (cells kBin b .. kBin b + kBin - 1)
+// reaches cells kBin b - W/2 .. kBin b + kBin - 1 + ceil(W/2): a subgrid of kBin + W per axis.
+constexpr int kBin = 8;
+
+struct Bins {
+  int n[3];  // bins per axis: ceil(g / kBin) (the last one partial where kBin does not divide g)
+};
+
+// A sample's position in grid cells along one axis, wrapped onto the periodic grid [0, g).
+__device__ float wrapped(float k, float sigma, int g) {
+  float s = k * sigma;
+  s -= float(g) * floorf(s / float(g));
+  return s < float(g) ? s : 0.0f;  // -1e-9 wraps to g - 1e-9, which rounds to g: that is cell 0
+}
+
+// Plan, step 1: each sample's wrapped position, its bin, and its rank among its bin's samples.
+__global__ void bin_samples(const float* kx, const float* ky, const float* kz, int numK, Grid gr, Bins bins,
+                            float* sx, float* sy, float* sz, int* bin_of, int* rank, int* count) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= numK) return;
+  const float x = wrapped(kx[m], gr.sigma[0], gr.g[0]), y = wrapped(ky[m], gr.sigma[1], gr.g[1]),
+              z = wrapped(kz[m], gr.sigma[2], gr.g[2]);
+  const int b = (int(z) / kBin * bins.n[1] + int(y) / kBin) * bins.n[0] + int(x) / kBin;
+  sx[m] = x, sy[m] = y, sz[m] = z;
+  bin_of[m] = b;
+  rank[m] = atomicAdd(&count[b], 1);
+}
+
+// Plan, step 3 (step 2, the prefix sum over the bins, is the host's): each sample's position
+// and index in bin order.
+__global__ void place_samples(const float* sx, const float* sy, const float* sz, const int* bin_of, const int* rank,
+                              const int* bin_start, int numK, float* px, float* py, float* pz, int* order) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= numK) return;
+  const int j = bin_start[bin_of[m]] + rank[m];
+  px[j] = sx[m], py[j] = sy[m], pz[j] = sz[m];
+  order[j] = m;
+}
+
+// The kernel's weights along one axis for a sample at s grid cells: cells ceil(s - W/2) ..
+// floor(s + W/2), returned as the first one's offset from the subgrid's origin o.
+__device__ int axis_weights(float s, const Grid& gr, int o, float (&w)[kMaxWidth + 1], int& first) {
+  const int lo = int(ceilf(s - 0.5f * gr.width)), hi = int(floorf(s + 0.5f * gr.width));
+  int n = 0;
+  for (int q = lo; q <= hi && n <= kMaxWidth; ++q, ++n) {
+    const float r = 2.0f * (float(q) - s) / float(gr.width);
+    w[n] = fabsf(r) <= 1.0f ? expf(gr.beta * (sqrtf(fmaxf(0.0f, 1.0f - r * r)) - 1.0f)) : 0.0f;
+  }
+  first = lo - o;
+  return n;
+}
+
+// 1. One block per subproblem (a bin, its first sample in bin order, how many): the samples'
+// weights mu_m spread into the bin's subgrid in shared memory, then the subgrid added to the
+// grid, wrapped, one float atomic per component of each cell a sample reached.
+__global__ void spread_subproblems(const float* px, const float* py, const float* pz, const int* order,
+                                   const float* phiR, const float* phiI, const float* dR, const float* dI, bool q,
+                                   const int3* subproblems, Grid gr, Bins bins, float2* grid) {
+  extern __shared__ float2 subgrid[];  // side^3 cells, x fastest
+  const int side = kBin + gr.width, cells = side * side * side;
+  const int3 sp = subproblems[blockIdx.x];
+  const int o[3] = {sp.x % bins.n[0] * kBin - gr.width / 2, sp.x / bins.n[0] % bins.n[1] * kBin - gr.width / 2,
+                    sp.x / (bins.n[0] * bins.n[1]) * kBin - gr.width / 2};
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) subgrid[c] = make_float2(0.0f, 0.0f);
+  __syncthreads();
+  const int stride = (sp.z + 31) / 32;  // samples in turn per lane: the 32 lanes are this far apart
+  for (int i = threadIdx.x; i < 32 * stride; i += blockDim.x) {
+    const int k = i % 32 * stride + i / 32;  // the warp's lanes are consecutive in i, stride apart in k
+    if (k >= sp.z) continue;
+    const int j = sp.y + k, m = order[j];
+    float rMu, iMu;
+    sample_weight(q, phiR[m], phiI[m], q ? 0.f : dR[m], q ? 0.f : dI[m], rMu, iMu);
+    float wx[kMaxWidth + 1], wy[kMaxWidth + 1], wz[kMaxWidth + 1];
+    int fx, fy, fz;
+    const int nx = axis_weights(px[j], gr, o[0], wx, fx);
+    const int ny = axis_weights(py[j], gr, o[1], wy, fy);
+    const int nz = axis_weights(pz[j], gr, o[2], wz, fz);
+    for (int iz = 0; iz < nz; ++iz)
+      for (int iy = 0; iy < ny; ++iy) {
+        const float wzy = wz[iz] * wy[iy];
+        float2* row = subgrid + ((fz + iz) * side + fy + iy) * side + fx;
+        for (int ix = 0; ix < nx; ++ix) {
+          const float w = wzy * wx[ix];
+          atomicAdd(&row[ix].x, w * rMu);
+          atomicAdd(&row[ix].y, w * iMu);
+        }
+      }
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < cells; c += blockDim.x) {
+    const float2 v = subgrid[c];
+    if (v.x == 0.0f && v.y == 0.0f) continue;  // a cell no sample reached (a bin's edge)
+#ifdef STEPWISE_MUTANT_DROP_HALO  // the bug, in the test suite's build only: validation must catch it
+    if (c % side < gr.width / 2 || c % side >= gr.width / 2 + kBin) continue;  // x outside the bin's own cells
+#endif
+    const int x = (o[0] + c % side + gr.g[0]) % gr.g[0], y = (o[1] + c / side % side + gr.g[1]) % gr.g[1],
+              z = (o[2] + c / (side * side) + gr.g[2]) % gr.g[2];
+    float2* cell = grid + (size_t(z) * gr.g[1] + y) * gr.g[0] + x;
+    atomicAdd(&cell->x, v.x);
+    atomicAdd(&cell->y, v.y);
+  }
+}
+
+// 3. One thread per voxel: its FFT bin (j = i - n/2 mod g per axis), divided by the kernel's
+// transform (tables per axis, made in double on the host).
+__global__ void deapodize(const float2* grid, Grid gr, int nx, int ny, int nz, const int* bin, const float* scale,
+                          float* outR, float* outI) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= nx * ny * nz) return;
+  const int ix = v % nx, iy = (v / nx) % ny, iz = v / (nx * ny);
+  const float2 c = grid[(size_t(bin[nx + ny + iz]) * gr.g[1] + bin[nx + iy]) * gr.g[0] + bin[ix]];
+  const float s = scale[ix] * scale[nx + iy] * scale[nx + ny + iz];
+  outR[v] = c.x * s;
+  outI[v] = c.y * s;
+}
+
+class GriddingStep final : public Step {
+ public:
+  GriddingStep(int threads, double tolerance, int subproblem)
+      : threads_(threads), subproblem_(subproblem), kernel_(es_kernel_for(tolerance, kOversampling)) {}
+  ~GriddingStep() override {
+    if (plan_) cufftDestroy(plan_);
+  }
+
+  void load(const Inputs& in) override {
+    if (in.nx == 0)
+      throw core::UsageError("gridding needs a Cartesian grid of voxels (x = (ix - nx/2)/nx, as generated problems have); "
+                             "these voxels are not one");
+    const int n[3] = {in.nx, in.ny, in.nz};
+    gr_.width = kernel_.width;
+    gr_.beta = float(kernel_.beta);
+    for (int a = 0; a < 3; ++a) {
+      gr_.g[a] = oversampled_size(n[a], kOversampling);
+      gr_.sigma[a] = float(double(gr_.g[a]) / n[a]);
+    }
+    dev_.upload(in);
+    const size_t cells = size_t(gr_.g[0]) * gr_.g[1] * gr_.g[2];
+    if (grid_.size() != cells) {
+      if (plan_) cufftDestroy(plan_);
+      plan_ = 0;
+      size_t free = 0, total = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (3 * cells * sizeof(float2) > free)  // the grid and cuFFT's work area (at most twice it)
+        throw core::UsageError("an oversampled grid of " + std::to_string(gr_.g[0]) + "^3 cells needs " +
+                               std::to_string(3 * cells * sizeof(float2) >> 20) + " MiB with the FFT; " +
+                               std::to_string(free >> 20) + " MiB are free: use a smaller --oversampling");
+      grid_.resize(cells);
+      CUFFT_CHECK(cufftPlan3d(&plan_, gr_.g[2], gr_.g[1], gr_.g[0], CUFFT_C2C));
+    }
+    // Deapodization: voxel i of an axis sits at FFT bin i - n/2 (mod g); divide by the
+    // kernel's transform at nu = (i - n/2) / n / sigma cycles per grid cell.
+    std::vector<int> bin;
+    std::vector<float> scale;
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < n[a]; ++i) {
+        const int j = i - n[a] / 2;
+        bin.push_back((j + gr_.g[a]) % gr_.g[a]);
+        scale.push_back(float(1 / es_kernel_transform(double(j) / n[a] / gr_.sigma[a], kernel_)));
+      }
+    bin_.upload(bin.data(), bin.size());
+    scale_.upload(scale.data(), scale.size());
+    n_[0] = n[0], n_[1] = n[1], n_[2] = n[2];
+    make_plan();
+  }
+
+  void compute() override {
+    float2* grid = grid_.data();
+    CUDA_CHECK(cudaMemsetAsync(grid, 0, grid_.size() * sizeof(float2)));
+    const int side = kBin + gr_.width;
+    spread_subproblems<<<int(subproblems_.size()), threads_, side * side * side * sizeof(float2)>>>(
+        px_.data(), py_.data(), pz_.data(), order_.data(), dev_.phiR.data(), dev_.phiI.data(), dev_.dR.data(),
+        dev_.dI.data(), dev_.q(), subproblems_.data(), gr_, bins_, grid);
+    CUDA_CHECK_LAUNCH();
+    // 2. sum_q b_q e^{+i 2 pi q j / g}: cuFFT's inverse (unnormalized), z slowest.
+    CUFFT_CHECK(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE));
+    deapodize<<<blocks_for(dev_.numX, threads_), threads_>>>(grid, gr_, n_[0], n_[1], n_[2], bin_.data(), scale_.data(),
+                                                             dev_.rFhD.data(), dev_.iFhD.data());
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void store(float* outR, float* outI) override { dev_.download(outR, outI); }
+
+ private:
+  // The plan: the samples in bin order (positions and their index m) and the subproblems.
+  void make_plan() {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const core::HostClock clock;
+    const int numK = dev_.numK;
+    for (int a = 0; a < 3; ++a) bins_.n[a] = (gr_.g[a] + kBin - 1) / kBin;
+    const int nbins = bins_.n[0] * bins_.n[1] * bins_.n[2];
+    sx_.resize(numK), sy_.resize(numK), sz_.resize(numK), bin_of_.resize(numK), rank_.resize(numK), count_.resize(nbins);
+    CUDA_CHECK(cudaMemsetAsync(count_.data(), 0, nbins * sizeof(int)));
+    bin_samples<<<blocks_for(numK, threads_), threads_>>>(dev_.kx.data(), dev_.ky.data(), dev_.kz.data(), numK, gr_, bins_,
+                                                          sx_.data(), sy_.data(), sz_.data(), bin_of_.data(),
+                                                          rank_.data(), count_.data());
+    CUDA_CHECK_LAUNCH();
+    // 2. Where each bin starts in bin order, and its subproblems: a few thousand bins, on the host.
+    std::vector<int> counts(nbins), start(nbins);
+    count_.download(counts.data());
+    std::vector<int3> subproblems;
+    for (int b = 0, first = 0; b < nbins; first += counts[b], ++b) {
+      start[b] = first;
+      for (int i = 0; i < counts[b]; i += subproblem_) subproblems.push_back({b, first + i, std::min(subproblem_, counts[b] - i)});
+    }
+    bin_start_.upload(start.data(), start.size());
+    subproblems_.upload(subproblems.data(), subproblems.size());
+    px_.resize(numK), py_.resize(numK), pz_.resize(numK), order_.resize(numK);
+    place_samples<<<blocks_for(numK, threads_), threads_>>>(sx_.data(), sy_.data(), sz_.data(), bin_of_.data(),
+                                                            rank_.data(), bin_start_.data(), numK, px_.data(), py_.data(),
+                                                            pz_.data(), order_.data());
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    plan_ms_ = clock.elapsed_ms();
+  }
+
+  int threads_, subproblem_;
+  EsKernel kernel_;
+  Grid gr_{};
+  int n_[3] = {0, 0, 0};
+  DeviceProblem dev_;
+  DeviceArray<float2> grid_;
+  DeviceArray<int> bin_;
+  DeviceArray<float> scale_;
+  cufftHandle plan_ = 0;
+  Bins bins_{};
+  DeviceArray<float> px_, py_, pz_;  // sample positions in grid cells, wrapped, in bin order
+  DeviceArray<int> order_;           // the sample m at each place in bin order
+  DeviceArray<int3> subproblems_;    // bin, first place, samples
+  DeviceArray<float> sx_, sy_, sz_;  // the plan's work: positions, bins and ranks in sample order,
+  DeviceArray<int> bin_of_, rank_, count_, bin_start_;  // samples per bin and where each bin starts
+  double plan_ms_ = 0;
+};
+
+}  // namespace
+
+StepInfo step_info() {
+  return {"14_lanes_apart", "Gridding: 13's bins, a warp's lanes on samples far apart", true,
+          Accuracy::tolerance,
+          {{"threads", 256, 32, 1024, "Threads per block"},
+           {"subproblem", 1024, 32, 65536, "Most samples one block spreads (a bin with more is cut into several)"},
+           {"tolerance", 1e-4, 1e-6, 1e-2, "Relative L2 error allowed against the direct sum (sets the kernel width)",
+            false}}};
+}
+
+std::unique_ptr<Step> make_step(const core::Tunables& t) {
+  return std::make_unique<GriddingStep>(int(core::tunable(t, "threads")), core::real_tunable(t, "tolerance"),
+                                        int(core::tunable(t, "subproblem")));
+}
+
+}  // namespace mri
