@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   std::vector<double> sigmas{1.25, 1.5, 2.0};
   std::vector<double> tolerances{1e-2, 1e-3, 1e-4, 1e-5, 1e-6};
   std::string kernel = "kb";
+  size_t samples = 0;
   CLI::App app{"mri_gridding_accuracy: gridding F^H d against the direct sum, by kernel width and oversampling"};
   app.add_option("--size", size, "Problem: tiny or small")->check(CLI::IsMember({"tiny", "small"}))->capture_default_str();
   app.add_option("--seed", seed, "Seed of the trajectory")->capture_default_str();
@@ -32,11 +33,13 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"kb", "es"}))->capture_default_str();
   app.add_option("--tolerances", tolerances, "Tolerances of the es kernel")->check(core::FiniteRange(1e-7, 1e-2))
       ->capture_default_str();
+  app.add_option("--samples", samples, "Keep only the first N samples (a partial trajectory, as the steps' uneven-sizes test)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 30));
   app.add_option("--json", json_path, "Append one results record per point to this file");
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
   if (!json_path.empty()) core::check_output_path("--json", json_path);
 
-  const mri::Problem p = mri::generate(size, seed, 0.0);
+  const mri::Problem p = mri::generate(size, seed, 0.0, samples);
   auto t0 = std::chrono::steady_clock::now();
   const mri::cvec direct = mri::sum_step("cpu-double", "--fhd-step")(p, mri::Kernel::fhd);
   const double direct_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
