@@ -17,15 +17,12 @@
 // hidden and the unit itself is the limit; each is timed with CUDA events, best of several.
 #include <cuda_fp16.h>
 
-#include <cmath>
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
 
-#include "core/cli.hpp"
 #include "core/cuda_check.cuh"
 #include "core/device.hpp"
-#include "core/error.hpp"
-#include "core/results.hpp"
+#include "ceilings.hpp"
 
 namespace {
 
@@ -124,17 +121,11 @@ double best_ms(int runs, Launch launch) {
   return best;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"stepwise_probe: measure this GPU's SFU, FP32 and copy ceilings", "stepwise_probe"};
-  std::string json_path;
-  int device_index = 0;
-  bool quiet = false;
-  app.add_option("--json", json_path, "Append the ceilings record to this file");
-  app.add_option("--device", device_index, "CUDA device index")->check(CLI::Range(0, 63));
-  app.add_flag("--quiet", quiet, "Print only errors");
-  if (auto code = core::parse_command_line(app, argc, argv)) return *code;
+}  // namespace
 
-  const core::DeviceInfo device = core::require_gpu(device_index);
+namespace probe {
+
+Measured measure_ceilings(const core::DeviceInfo& device) {
   const int blocks = device.sms * 8;
   const double threads = double(blocks) * kThreads;
   float* sink = nullptr;
@@ -197,38 +188,9 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dst));
   CUDA_CHECK(cudaFree(sink));
 
-  for (double rate : {sfu_per_s, flop_per_s, half_flop_per_s, copy_bytes_per_s, h2d_pinned_bytes_per_s, tensor_flop_per_s[0],
-                      tensor_flop_per_s[1]})
-    if (!(rate > 0) || !std::isfinite(rate)) throw core::RuntimeError("probe measured a non-positive or non-finite rate");
-  const double per_sm_clk = 1e6 * device.sms * device.clock_mhz;
-  if (!quiet) {
-    printf("stepwise_probe on %s (%d SMs, %d MHz, sm_%s)\n", device.name.c_str(), device.sms, device.clock_mhz, device.sm.c_str());
-    printf("  SFU sin/cos   %.3g /s   (%.1f per SM per clock)\n", sfu_per_s, sfu_per_s / per_sm_clk);
-    printf("  FP32 FFMA     %.3g flop/s (%.1f FFMA per SM per clock)\n", flop_per_s, flop_per_s / 2 / per_sm_clk);
-    printf("  half2 HFMA2   %.3g flop/s (%.1f HFMA2 per SM per clock)\n", half_flop_per_s, half_flop_per_s / 4 / per_sm_clk);
-    printf("  copy          %.3g bytes/s (read + write)\n", copy_bytes_per_s);
-    printf("  H2D pinned    %.3g bytes/s\n", h2d_pinned_bytes_per_s);
-    printf("  TF32 mma.sync %.3g flop/s\n  BF16 mma.sync %.3g flop/s\n", tensor_flop_per_s[0], tensor_flop_per_s[1]);
-  }
-  if (!json_path.empty()) {
-    core::json r = core::new_record("probe", "ceilings");
-    r["device"] = core::device_json(device);
-    r["ceilings"] = {{"sfu_per_s", sfu_per_s},
-                     {"fp32_flop_per_s", flop_per_s},
-                     {"fp16_flop_per_s", half_flop_per_s},
-                     {"copy_bytes_per_s", copy_bytes_per_s},
-                     {"h2d_pinned_bytes_per_s", h2d_pinned_bytes_per_s},
-                     {"tf32_tensor_flop_per_s", tensor_flop_per_s[0]},
-                     {"bf16_tensor_flop_per_s", tensor_flop_per_s[1]}};
-    r["timing"] = {{"sfu_ms", sfu_ms}, {"fma_ms", fma_ms}, {"hfma2_ms", hfma2_ms}, {"copy_ms", copy_ms}, {"h2d_ms", h2d_ms}, {"tf32_mma_ms", mma_ms[0]},
-                   {"bf16_mma_ms", mma_ms[1]}};
-    core::append_record(json_path, r);
-  }
-  return core::kOk;
+  return {{sfu_per_s, flop_per_s, half_flop_per_s, copy_bytes_per_s, h2d_pinned_bytes_per_s, tensor_flop_per_s[0],
+           tensor_flop_per_s[1]},
+          {sfu_ms, fma_ms, hfma2_ms, copy_ms, h2d_ms, mma_ms[0], mma_ms[1]}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  return core::exit_code_of(argv[0], [&] { return run(argc, argv); });
-}
+}  // namespace probe

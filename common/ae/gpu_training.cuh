@@ -98,7 +98,7 @@ class GpuStep : public Step {
     }
   }
 
-  void describe(nlohmann::json& params) const override { params["threads"] = threads_; }
+  void describe(core::Fields& params) const override { params.set("threads", threads_); }
 
  protected:
   // The step's own buffers, once the images and the state are on the device (load()).

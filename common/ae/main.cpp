@@ -196,7 +196,8 @@ class AeTrack final : public core::Track {
     params["epochs"] = p_.epochs;
     params["lr"] = p_.lr;
     params["momentum"] = p_.momentum;
-    step_->describe(params);
+    core::Fields fields(params);
+    step_->describe(fields);
   }
 
   core::Rate rate(double kernel_ms) const override {

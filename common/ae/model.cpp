@@ -1,6 +1,7 @@
 #include "ae/model.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <filesystem>
 
 #include "core/error.hpp"

@@ -1,6 +1,7 @@
 #include "ae/problem.hpp"
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 

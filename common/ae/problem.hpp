@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // params() only declared: GPU steps include this header
 
 #include "ae/data.hpp"
 #include "ae/model.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fields.hpp"
 #include "core/step_info.hpp"
 #include "ae/problem.hpp"
 
@@ -49,7 +50,7 @@ class Step {
   // (count x C x H x W floats).
   virtual void reconstruct(int count, float* out) = 0;
   // Parameters the step chose itself; they go into the record's "params" beside the flags.
-  virtual void describe(nlohmann::json& params) const { (void)params; }
+  virtual void describe(core::Fields& params) const { (void)params; }
   // The accuracy class of the arithmetic this step was made with, where its flags choose it
   // (10's --precision); step_info()'s class otherwise. Validation applies its thresholds.
   virtual std::optional<Accuracy> accuracy() const { return std::nullopt; }

@@ -2,7 +2,7 @@
 // interfaces (common/TRACK/step.hpp) include this and not cli.hpp, so that no step's compile
 // reads CLI11: the harness alone parses flags.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // tunables_json() is declared here, defined in cli.cpp: no JSON library in a step's compile
 #include <string>
 #include <utility>
 #include <vector>

@@ -422,10 +422,9 @@ class GpuStep : public Step {
     image_.download(image);
     phase_ms_ = timer_.totals();
   }
-  void describe(nlohmann::json& params) const override {
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& [name, ms] : phase_ms_) phases[name] = ms / in_.gulps;
-    params["phase_ms_per_gulp"] = phases;
+  void describe(core::Fields& params) const override {
+    core::Fields phases = params.object("phase_ms_per_gulp");
+    for (const auto& [name, ms] : phase_ms_) phases.set(name, ms / in_.gulps);
   }
 
  protected:

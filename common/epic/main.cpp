@@ -129,7 +129,8 @@ class EpicTrack final : public core::Track {
 
   void describe_params(core::json& params) const override {
     params["accuracy"] = accuracy_name(accuracy_);
-    step_->describe(params);
+    core::Fields fields(params);
+    step_->describe(fields);
   }
 
   core::Rate rate(double kernel_ms) const override {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // params() only declared: GPU steps include this header
 
 #include "epic/gridding.hpp"
 #include "epic/observation.hpp"

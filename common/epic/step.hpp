@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "core/fields.hpp"
 #include "core/step_info.hpp"
 #include "epic/products.hpp"
 
@@ -61,7 +62,7 @@ class Step {
   // Copy the image (Inputs::image_values() floats) to `image`.
   virtual void store(float* image) = 0;
   // Parameters the step chose itself, for the record's "params".
-  virtual void describe(nlohmann::json& params) const { (void)params; }
+  virtual void describe(core::Fields& params) const { (void)params; }
 };
 
 StepInfo step_info();

@@ -140,7 +140,10 @@ class McTrack final : public core::Track {
 
   core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params()}, {"digest", p_.digest()}}; }
 
-  void describe_params(core::json& params) const override { step_->describe(params); }
+  void describe_params(core::json& params) const override {
+    core::Fields fields(params);
+    step_->describe(fields);
+  }
 
   core::Rate rate(double kernel_ms) const override {
     return {{{"unit", "photons"}, {"count", p_.photons}, {"interactions_per_photon", expected_interactions(p_)}},

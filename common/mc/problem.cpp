@@ -1,6 +1,7 @@
 #include "mc/problem.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "core/portable.hpp"

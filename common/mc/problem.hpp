@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // params() only declared: GPU steps include this header
 
 namespace mc {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fields.hpp"
 #include "core/step_info.hpp"
 #include "mc/problem.hpp"
 
@@ -50,7 +51,7 @@ class Step {
   virtual void store(Tally& tally) = 0;
   // Parameters the step chose itself (e.g. the photons per thread it actually used);
   // they go into the record's "params" next to the flags.
-  virtual void describe(nlohmann::json& params) const { (void)params; }
+  virtual void describe(core::Fields& params) const { (void)params; }
 };
 
 StepInfo step_info();

@@ -10,10 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mri {
+#include "mri/kernel.hpp"
 
-enum class Kernel { fhd, q };
-const char* kernel_name(Kernel k);
+namespace mri {
 
 struct Problem {
   std::string name;        // tiny | small | large | folder name | Parboil file name

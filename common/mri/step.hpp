@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/step_info.hpp"
-#include "mri/problem.hpp"
+#include "mri/kernel.hpp"
 
 namespace mri {
 

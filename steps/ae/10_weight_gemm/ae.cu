@@ -383,14 +383,12 @@ class ImplicitGemm final : public NhwcLayers {
  public:
   explicit ImplicitGemm(int threads) : NhwcLayers(threads) {}
 
-  void describe(nlohmann::json& params) const override {
+  void describe(core::Fields& params) const override {
     LayeredTraining::describe(params);
     if (!p_) return;
     // The weight gradient's splits at the problem's minibatch (the timed run's; validation loads
     // the step again with smaller ones).
-    nlohmann::json gemm = nlohmann::json::array();
-    for (int l = 0; l < kLayers; ++l) gemm.push_back({{"splits", weight_splits(l, p_->batch)}});
-    params["gemm"] = gemm;
+    for (int l = 0; l < kLayers; ++l) params.append("gemm").set("splits", weight_splits(l, p_->batch));
   }
 
  private:

@@ -465,21 +465,20 @@ class ImplicitGemm final : public NhwcLayers {
  public:
   ImplicitGemm(int threads, int tiles) : NhwcLayers(threads), tiles_(tiles) {}
 
-  void describe(nlohmann::json& params) const override {
+  void describe(core::Fields& params) const override {
     LayeredTraining::describe(params);
-    params["tiles"] = tiles_;
+    params.set("tiles", tiles_);
     if (!p_) return;
     // What the choice makes of the problem's minibatch (the timed run's; validation loads the
     // step again with smaller ones): the tiles of each product, and the weight gradient's splits.
-    nlohmann::json gemm = nlohmann::json::array();
     for (int l = 0; l < kLayers; ++l) {
       const WeightPlan plan = weight_plan(l, p_->batch);
-      gemm.push_back({{"forward", tile_name(conv_tile(p_->batch, L_[l], out_ch_[l]))},
-                      {"input_gradient", l ? tile_name(conv_tile(p_->batch, L_[l], in_ch_[l])) : "none"},
-                      {"weight_gradient", tile_name(plan.kind)},
-                      {"splits", plan.splits}});
+      params.append("gemm")
+          .set("forward", tile_name(conv_tile(p_->batch, L_[l], out_ch_[l])))
+          .set("input_gradient", l ? tile_name(conv_tile(p_->batch, L_[l], in_ch_[l])) : "none")
+          .set("weight_gradient", tile_name(plan.kind))
+          .set("splits", plan.splits);
     }
-    params["gemm"] = gemm;
   }
 
  private:

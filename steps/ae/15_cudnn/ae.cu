@@ -170,27 +170,26 @@ class Cudnn final : public ElementwiseLayers {
 
   // The cuDNN version and, for the minibatch of the timed runs, the algorithm of every pass of
   // every layer with its workspace (and its trial time when timed).
-  void describe(nlohmann::json& params) const override {
-    params["cudnn_version"] = long(cudnnGetVersion());
-    params["math"] = "FMA (fp32), NCHW";
-    params["workspace_bytes"] = workspace_.size();
+  void describe(core::Fields& params) const override {
+    params.set("cudnn_version", long(cudnnGetVersion()));
+    params.set("math", "FMA (fp32), NCHW");
+    params.set("workspace_bytes", workspace_.size());
     if (!p_) return;
     const auto found = plans_.find(p_->batch);
     if (found == plans_.end() || !found->second->trains) return;
     const Plan& plan = *found->second;
-    nlohmann::json layers = nlohmann::json::object();
-    auto entry = [](const auto& c) {
-      nlohmann::json e = {{"algo", algorithm_name(c.algo)}, {"workspace_bytes", c.workspace},
-                          {"deterministic", c.determinism == CUDNN_DETERMINISTIC}};
-      if (c.ms > 0) e["trial_ms"] = c.ms;
-      return e;
+    core::Fields layers = params.object("algorithms");
+    auto entry = [](core::Fields e, const auto& c) {
+      e.set("algo", algorithm_name(c.algo)).set("workspace_bytes", c.workspace)
+          .set("deterministic", c.determinism == CUDNN_DETERMINISTIC);
+      if (c.ms > 0) e.set("trial_ms", c.ms);
     };
     for (int l = 0; l < kLayers; ++l) {
-      nlohmann::json j = {{"forward", entry(plan.forward[l])}, {"backward_filter", entry(plan.backward_filter[l])}};
-      if (l > 0) j["backward_data"] = entry(plan.backward_data[l]);
-      layers["conv" + std::to_string(l + 1)] = j;
+      core::Fields j = layers.object("conv" + std::to_string(l + 1));
+      entry(j.object("forward"), plan.forward[l]);
+      entry(j.object("backward_filter"), plan.backward_filter[l]);
+      if (l > 0) entry(j.object("backward_data"), plan.backward_data[l]);
     }
-    params["algorithms"] = layers;
   }
 
  private:

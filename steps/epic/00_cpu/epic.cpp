@@ -78,9 +78,9 @@ class Cpu final : public Step {
 
   void store(float* image) override { std::copy(image_.begin(), image_.end(), image); }
 
-  void describe(nlohmann::json& params) const override {
-    params["threads"] = int(work_.size());
-    params["fft"] = "fftw3f 2D, FFTW_ESTIMATE, one plan";
+  void describe(core::Fields& params) const override {
+    params.set("threads", int(work_.size()));
+    params.set("fft", "fftw3f 2D, FFTW_ESTIMATE, one plan");
   }
 
  private:

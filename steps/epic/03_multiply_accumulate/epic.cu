@@ -144,8 +144,8 @@ class GpuPipeline final : public GpuStep {
     finish(pl, threads_);
   }
 
-  void describe(nlohmann::json& params) const override {
-    params["batch"] = batch_;
+  void describe(core::Fields& params) const override {
+    params.set("batch", batch_);
     GpuStep::describe(params);  // the phase breakdown
   }
 

@@ -136,8 +136,8 @@ class GpuBatched final : public GpuStep {
     finish(pl, threads_);
   }
 
-  void describe(nlohmann::json& params) const override {
-    params["batch"] = in_.samples_per_gulp;  // one plan per gulp
+  void describe(core::Fields& params) const override {
+    params.set("batch", in_.samples_per_gulp);  // one plan per gulp
     GpuStep::describe(params);  // the phase breakdown
   }
 

@@ -294,12 +294,12 @@ class Fused final : public GpuStep {
     finish(pl, 256);
   }
 
-  void describe(nlohmann::json& params) const override {
-    params["slices"] = slices_used_;  // blocks per channel
-    params["threads"] = kThreads;
-    params["blocks_per_sm"] = blocks_per_sm_;
-    params["shared_bytes"] = smem_;
-    params["occupied_columns_max"] = occupied_max_;  // of kN, in the busiest channel
+  void describe(core::Fields& params) const override {
+    params.set("slices", slices_used_);  // blocks per channel
+    params.set("threads", kThreads);
+    params.set("blocks_per_sm", blocks_per_sm_);
+    params.set("shared_bytes", smem_);
+    params.set("occupied_columns_max", occupied_max_);  // of kN, in the busiest channel
     GpuStep::describe(params);  // the phase breakdown
   }
 

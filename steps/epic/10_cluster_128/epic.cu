@@ -302,13 +302,13 @@ class Cluster final : public GpuStep {
     finish(pl, 256);
   }
 
-  void describe(nlohmann::json& params) const override {
-    params["slices"] = slices_used_;  // blocks per channel
-    params["threads"] = kThreads;
-    params["blocks_per_sm"] = blocks_per_sm_;
-    params["cluster"] = kCluster;
-    params["clusters_resident"] = clusters_;
-    params["shared_bytes"] = smem_;
+  void describe(core::Fields& params) const override {
+    params.set("slices", slices_used_);  // blocks per channel
+    params.set("threads", kThreads);
+    params.set("blocks_per_sm", blocks_per_sm_);
+    params.set("cluster", kCluster);
+    params.set("clusters_resident", clusters_);
+    params.set("shared_bytes", smem_);
     GpuStep::describe(params);  // the phase breakdown
   }
 

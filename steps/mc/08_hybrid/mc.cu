@@ -262,14 +262,14 @@ class Hybrid final : public Step {
     tally.rows.insert(tally.rows.end(), cpu_tally_.rows.begin(), cpu_tally_.rows.end());
   }
 
-  void describe(nlohmann::json& params) const override {
-    params["photons_per_thread_used"] = launch_.photons_per_thread;
-    params["photons_in_flight"] = kInFlight;
-    params["threads_per_tally_row"] = kThreadsPerRow;
-    params["blocks"] = launch_.blocks;
-    params["gpu_photons"] = ph_.photons;
-    params["cpu_photons"] = cpu_photons_;
-    params["cpu_threads"] = omp_get_max_threads();
+  void describe(core::Fields& params) const override {
+    params.set("photons_per_thread_used", launch_.photons_per_thread);
+    params.set("photons_in_flight", kInFlight);
+    params.set("threads_per_tally_row", kThreadsPerRow);
+    params.set("blocks", launch_.blocks);
+    params.set("gpu_photons", ph_.photons);
+    params.set("cpu_photons", cpu_photons_);
+    params.set("cpu_threads", omp_get_max_threads());
   }
 
  private:

@@ -235,11 +235,11 @@ class GpuTuned final : public Step {
 
   void store(Tally& tally) override { copy_rows(tally, ph_.shells, launch_.batches, rows_.data()); }
 
-  void describe(nlohmann::json& params) const override {
-    params["photons_per_thread_used"] = launch_.photons_per_thread;
-    params["photons_in_flight"] = kInFlight;
-    params["threads_per_tally_row"] = kThreadsPerRow;
-    params["blocks"] = launch_.blocks;
+  void describe(core::Fields& params) const override {
+    params.set("photons_per_thread_used", launch_.photons_per_thread);
+    params.set("photons_in_flight", kInFlight);
+    params.set("threads_per_tally_row", kThreadsPerRow);
+    params.set("blocks", launch_.blocks);
   }
 
  private:

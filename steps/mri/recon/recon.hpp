@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "mri/problem.hpp"
+#include "cg_result.hpp"
 
 namespace mri {
-
-using cvec = std::vector<std::complex<double>>;
 
 // A computation of F^H d or Q at every voxel of a problem, chosen by name (--fhd-step,
 // --q-step): "cpu-double" the reference (double, libm), "cpu-single" the float loop of the
@@ -48,10 +47,6 @@ class Toeplitz {
 // out = W^H W rho: sum over axes of D^T D, D the forward difference inside the grid.
 void regularizer(std::array<int, 3> n, const cvec& rho, cvec& out);
 
-struct CgResult {
-  cvec rho;
-  std::vector<double> residuals;  // ||b - A rho_i|| / ||b|| after iteration i (1-based)
-};
 // CG from rho = 0; each_iteration(i, relative residual) after every iteration.
 CgResult conjugate_gradient(const Toeplitz& fhf, double lambda, const cvec& b, int iterations,
                             const std::function<void(int, double)>& each_iteration = {});

@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "recon.hpp"
+#include "cg_result.hpp"  // not recon.hpp: no problem, no JSON in the nvcc compile
 
 namespace mri {
 
