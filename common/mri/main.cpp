@@ -62,6 +62,8 @@ class MriTrack final : public core::Track {
   void describe_params(core::json& params) const override {
     params["kernel"] = kernel_name(kernel_);
     params["accuracy"] = accuracy_name(accuracy_);
+    core::Fields fields(params);
+    step_->describe(fields);
   }
 
   core::Rate rate(double kernel_ms) const override {

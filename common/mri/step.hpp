@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/fields.hpp"
 #include "core/step_info.hpp"
 #include "mri/kernel.hpp"
 
@@ -45,6 +46,9 @@ class Step {
   virtual void compute() = 0;
   // Copy the result (numX complex values as re/im arrays) back to the host.
   virtual void store(float* outR, float* outI) = 0;
+  // What the step chose or measured itself (a kernel width, a plan's time); it goes into the
+  // record's "params" beside the flags.
+  virtual void describe(core::Fields& params) const { (void)params; }
 };
 
 StepInfo step_info();

@@ -152,6 +152,10 @@ class GriddingStep final : public Step {
 
   void store(float* outR, float* outI) override { dev_.download(outR, outI); }
 
+  void describe(core::Fields& params) const override {
+    params.set("kernel_width", kernel_.width).set("beta", kernel_.beta);
+  }
+
  private:
   int threads_;
   EsKernel kernel_;

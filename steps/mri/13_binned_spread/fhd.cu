@@ -220,6 +220,11 @@ class GriddingStep final : public Step {
 
   void store(float* outR, float* outI) override { dev_.download(outR, outI); }
 
+  void describe(core::Fields& params) const override {
+    params.set("kernel_width", kernel_.width).set("beta", kernel_.beta);
+    params.set("subproblems", subproblems_.size()).set("plan_ms", plan_ms_);  // the last load()'s plan
+  }
+
  private:
   // The plan: the samples in bin order (positions and their index m) and the subproblems.
   void make_plan() {

@@ -226,6 +226,11 @@ class GriddingStep final : public Step {
 
   void store(float* outR, float* outI) override { dev_.download(outR, outI); }
 
+  void describe(core::Fields& params) const override {
+    params.set("kernel_width", kernel_.width).set("beta", kernel_.beta);
+    params.set("subproblems", subproblems_.size()).set("plan_ms", plan_ms_);  // the last load()'s plan
+  }
+
  private:
   template <int W>
   void spread(float2* grid) {
