@@ -251,16 +251,51 @@ class Writer {
   // (mri_gridding_accuracy) with its speed against the exact sum.
   void studies(const std::string& track) {
     std::map<std::string, std::vector<const Record*>> recon;  // by problem digest
-    std::vector<const Record*> grid;
+    std::vector<const Record*> grid, by_tolerance;
     for (const Record& r : records_) {
-      if (r.track() != track || role_of(r) != Role::study) continue;
+      if (r.track() != track) continue;
+      // Every GPU run that chose its kernel by --tolerance, the ladder's default ones included.
+      if (r.gpu() && number_at(r.data, "params.tolerance") && r.tag().empty()) by_tolerance.push_back(&r);
+      if (role_of(r) != Role::study || number_at(r.data, "params.tolerance")) continue;
       if (r.step() == "recon") recon[text_at(r.data, "problem.digest").value_or(r.problem())].push_back(&r);
       else grid.push_back(&r);
     }
+    if (!by_tolerance.empty()) tolerance_table(by_tolerance);
     if (recon.empty() && grid.empty()) return;
     md_ << "### Reconstruction\n\n";
     for (const auto& [digest, rows] : recon) quality_table(rows);
     if (!grid.empty()) gridding_curve(grid);
+  }
+
+  // The gridding steps by --tolerance: per problem, kernel and GPU, each step's newest run at
+  // each tolerance, with the width it chose, the error it reached and its plan's time.
+  void tolerance_table(const std::vector<const Record*>& all) {
+    std::map<std::string, std::map<std::string, const Record*>> groups;  // problem|kernel|device -> step|tolerance
+    for (const Record* r : all) {
+      const double t = *number_at(r->data, "params.tolerance");
+      keep_newest_row(groups[r->problem() + "|" + param(*r, "kernel") + "|" + r->device_name()],
+                      r->step() + "|" + printf_string("%09.3e", 1 / t), *r);
+    }
+    md_ << "### Gridding by tolerance\n\n"
+        << "The adjoint-NUFFT steps at each `--tolerance` they were run with (the ladder above compares them at "
+        << printf_string("%g", kLadderTolerance) << "). The kernel width W is the step's choice; the plan (sorting the "
+        << "samples into bins) is made once per problem, outside the timed compute, as a NUFFT library's plan is.\n\n";
+    for (const auto& [key, rows] : groups) {
+      const size_t a = key.find('|'), b = key.find('|', a + 1);
+      md_ << "**" << key.substr(0, a) << ", " << (key.substr(a + 1, b - a - 1) == "q" ? "Q" : "F^H d") << ", "
+          << key.substr(b + 1) << "**\n\n"
+          << table_row({"step", "tolerance", "W", "time (ms)", "plan (ms)", "rel. L2 error", "check"}) << table_rule(7, 1);
+      for (const auto& [k, r] : rows) {
+        const auto plan = number_at(r->data, "params.plan_ms");
+        const auto width = number_at(r->data, "params.kernel_width");
+        const auto pass = find_path(r->data, "validation.pass");
+        md_ << table_row({"`" + r->step() + "`", printf_string("%g", *number_at(r->data, "params.tolerance")),
+                          width ? printf_string("%.0f", *width) : "n/a", fmt_ms(r->time_ms()), plan ? fmt_ms(*plan) : "n/a",
+                          fmt_sci(number_at(r->data, "validation.rel_l2")),
+                          pass && pass->is_boolean() ? (pass->get<bool>() ? "PASS" : "FAIL") : "n/a"});
+      }
+      md_ << "\n";
+    }
   }
 
   static std::string param(const Record& r, const std::string& key) { return text_at(r.data, "params." + key).value_or(""); }

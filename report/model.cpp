@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -14,7 +15,7 @@ const std::vector<Track>& known_tracks() {
   static const std::vector<Track> tracks = {
       {"mri", "F^H d and Q of the non-Cartesian MRI reconstruction", "kernel",
        {{"SFU sin/cos pairs", "", "pairs/s", "sfu_per_s", 2}},
-       {{"gridding", "gridding computes no pair"}},
+       {{"gridding", "gridding computes no pair"}, {"tolerance", "gridding computes no pair"}},
        "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
       {"mc", "Monte Carlo photon transport (tiny_mc)", "", {}, {}, ""},
       // A training step's rate depends on the minibatch: one table per batch size.
@@ -101,6 +102,9 @@ Role role_of(const Record& r) {
   if (tag == "tune") return Role::tune;
   if (tag == "sizes") return Role::sizes;
   if (r.track() == "mri" && (r.step() == "recon" || r.step() == "gridding")) return Role::study;
+  // The gridding steps' runs at another --tolerance than the default 1e-4 (another kernel
+  // width, another accuracy): the tolerance table's, not the ladder's, whose rows compare equals.
+  if (const auto t = number_at(r.data, "params.tolerance"); t && std::fabs(*t / kLadderTolerance - 1) > 1e-9) return Role::study;
   return Role::ladder;
 }
 

@@ -60,6 +60,9 @@ std::vector<std::string> track_order(const std::vector<Record>& records);
 // study: a track's program that is not a step of its ladder (mri's reconstruction and its
 // gridding accuracy sweep): a section of its own, never a ladder row.
 enum class Role { probe, ladder, tune, sizes, study };
+// mri's gridding steps (12 on) choose their kernel from --tolerance; the ladder compares them
+// at their default, and the other tolerances are a study of their own.
+constexpr double kLadderTolerance = 1e-4;
 Role role_of(const Record& r);
 
 // The newest probe record per device name.
