@@ -11,6 +11,7 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py committed EXE ROOT       report/REPORT.md and report/figures match report/results
   check_report.py ceilings  EXE FIXTURES   "% of ceiling" of ae, epic and mri rows against a probe of round numbers
   check_report.py reconstructions EXE FIXTURES   ae's recorded reconstructions become a grid figure
+  check_report.py tolerance EXE FIXTURES   mri's ladder at the default --tolerance; every tolerance in its own table
 """
 import json
 import os
@@ -609,11 +610,48 @@ def mode_reconstructions(exe, fixtures):
                 check(os.path.isfile(p) and os.path.getsize(p) > 1000, "the grid renders to a PNG")
 
 
+def mode_tolerance(exe, fixtures):
+    """mri's gridding steps run at several --tolerance values: the ladder compares them at the
+    default 1e-4 only, and the 'Gridding by tolerance' table lists every run with its width."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+
+    def rec(step, tolerance, ms, width):
+        r = json.loads(json.dumps(base))
+        r.update({"track": "mri", "step": step, "kind": "gpu"})
+        r["device"] = dict(base["device"], name="GPU P")
+        r["problem"]["name"] = "large"
+        r["params"] = {"kernel": "fhd", "accuracy": "tolerance", "tolerance": tolerance, "kernel_width": width,
+                       "plan_ms": 0.75}
+        r["timing"]["kernel_ms"]["median"] = ms
+        r["work"] = {"unit": "pairs", "count": 1}
+        r["throughput"] = {"value": 1.0, "unit": "pairs/s"}
+        return r
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "x.jsonl"), "w") as f:
+            for r in [rec("15_fixed_width", 1e-4, 4.0, 6), rec("16_fixed_point", 1e-3, 0.5, 5),
+                      rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-6, 3.0, 8)]:
+                f.write(json.dumps(r) + "\n")
+        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
+        ladder = section(md, "### F^H d, problem large, GPU P")
+        check((row(ladder, "16_fixed_point") or ["", "", ""])[2] == "1.000",
+              "the ladder's 16 row is its 1e-4 run (1.000 ms), not the 1e-3 or 1e-6 one")
+        check(ladder.count("| `16_fixed_point` |") == 1, "one ladder row per step")
+        table = section(md, "### Gridding by tolerance")
+        for tol, width, ms in [("0.001", "5", "0.5000"), ("0.0001", "6", "1.000"), ("1e-06", "8", "3.000")]:
+            check(f"| `16_fixed_point` | {tol} | {width} | {ms} | 0.7500 |" in table,
+                  f"tolerance table: 16 at {tol}, W {width}, {ms} ms, plan 0.7500")
+        check("| `15_fixed_width` | 0.0001 | 6 | 4.000 |" in table, "tolerance table: 15's default run too")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
      "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections, "studies": mode_studies,
-     "ceilings": mode_ceilings, "reconstructions": mode_reconstructions,
+     "ceilings": mode_ceilings, "reconstructions": mode_reconstructions, "tolerance": mode_tolerance,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)
