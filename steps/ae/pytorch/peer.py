@@ -10,9 +10,18 @@ PyTorch defines it); He initialization, biases zero. Minibatches run in order ov
 the remainder of an epoch left out (drop_last), as in common/ae/problem.hpp. The images sit on
 the GPU before the clock starts, as the GPU steps' do.
 
-Modes (params.mode):
-  fp32     TF32 off for convolutions and matmuls, NCHW
-  tf32_cl  TF32 on, channels_last (NHWC) tensors and weights
+Modes (params.mode), what a practitioner would try, each a row of its own:
+  fp32                TF32 off for convolutions and matmuls, NCHW
+  tf32_cl             TF32 on, channels_last (NHWC) tensors and weights
+  bf16_cl             tf32_cl with the forward pass and loss under bf16 autocast
+  tf32_cl_compile     tf32_cl, the model through torch.compile (inductor, mode "default")
+  bf16_cl_compile     bf16_cl, the same
+  tf32_cl_compile_ro  tf32_cl, torch.compile mode "reduce-overhead" (CUDA graphs)
+  bf16_cl_compile_ro  bf16_cl, the same
+A compiled model is compiled for one static batch size (dynamic=False), during the untimed
+warm-up steps; its backward pass is compiled with it (AOTAutograd); SGD runs eagerly.
+--one-batch trains on the first minibatch at every step (no slicing of the image set), which
+separates the loop's own overhead from the walk over the images.
 
 Images: uniform random pixels by default (the work of a training step does not depend on the
 pixel values), the steps' own synthetic images with --images-npy (written by
@@ -24,11 +33,14 @@ images, so that the loss curves compare). --load DIR starts from
 weights saved by a step's --save (one .npy per tensor, the same names and shapes).
 
 Validation: one training step's loss and gradients on 4 images against the same model in
-float64 (PyTorch on the CPU), worst tensor's relative L2 error; the record passes when that
-error is within the mode's bound (fp32 1e-3, tf32_cl 1e-2: the peer has no kink analysis,
-steps/ae/README.md) and the timed epoch's loss went down. The steps' own checks are stricter.
+float64 (PyTorch on the CPU), worst tensor's relative L2 error, with the mode's precision and
+layout in eager mode; the record passes when that error is within the precision's bound (fp32
+1e-3, tf32 1e-2, bf16 3e-2: the peer has no kink analysis, steps/ae/README.md) and the timed
+epoch's loss went down. A compiled mode is also checked against its eager twin: the gradients
+of one step on the first timed minibatch through the compiled model, against the same step
+eager, within the same bound. The steps' own checks are stricter.
 
-Usage: peer.py --json FILE [--mode fp32 tf32_cl] [--batch 64 256] [--images 50000] [--repeat 3]
+Usage: peer.py --json FILE [--mode fp32 tf32_cl ...] [--batch 64 256] [--images 50000] [--repeat 3] [--one-batch]
 """
 import argparse
 import datetime
@@ -41,12 +53,20 @@ import time
 
 FLOP_PER_IMAGE = 1033371648  # common/ae/model.hpp, training_flop_per_image of the full model
 TENSORS = [f"conv{l}.{k}" for l in range(1, 6) for k in ("weight", "bias")]
+# mode -> (precision, channels_last, torch.compile mode or None)
+MODES = {"fp32": ("fp32", False, None), "tf32_cl": ("tf32", True, None), "bf16_cl": ("bf16", True, None),
+         "tf32_cl_compile": ("tf32", True, "default"), "bf16_cl_compile": ("bf16", True, "default"),
+         "tf32_cl_compile_ro": ("tf32", True, "reduce-overhead"), "bf16_cl_compile_ro": ("bf16", True, "reduce-overhead")}
+# Gradient bounds against float64 by precision: TF32 keeps 10 mantissa bits, bf16 8.
+BOUNDS = {"fp32": 1e-3, "tf32": 1e-2, "bf16": 3e-2}
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", required=True, help="append one results record per mode and batch to this file")
-    p.add_argument("--mode", nargs="+", choices=["fp32", "tf32_cl"], default=["fp32", "tf32_cl"])
+    p.add_argument("--mode", nargs="+", choices=list(MODES) + ["all"], default=["fp32", "tf32_cl"],
+                   help="the modes to run, or all of them (compiled modes add a compile per batch size)")
+    p.add_argument("--one-batch", action="store_true", help="train on the first minibatch at every step")
     p.add_argument("--batch", nargs="+", type=int, default=[64, 256])
     p.add_argument("--images", type=int, default=50000, help="images per epoch (default: CIFAR-10's training set size)")
     p.add_argument("--epochs", type=int, default=1, help="epochs per timed run")
@@ -63,6 +83,8 @@ def parse_args(argv):
                    "(float32, images x 3 x 32 x 32), instead of random images")
     p.add_argument("--load", help="initial weights: a folder of .npy files as a step's --save writes them")
     a = p.parse_args(argv)
+    if "all" in a.mode:
+        a.mode = list(MODES)
     for name in ("images", "epochs", "repeat"):
         if getattr(a, name) < 1:
             p.error(f"--{name} must be at least 1")
@@ -238,8 +260,23 @@ def main(argv):
         source, problem_name = "random-uniform", "large" if a.images == 50000 else "custom"
     state0 = initial_state()
 
-    def check_gradients(mode):
-        # One step on 4 images, fp32/TF32 on the GPU against float64 on the CPU.
+    def step_loss(model, x, precision):
+        # The forward pass and the loss, under bf16 autocast where the mode asks (the loss in
+        # float32, as autocast computes mse_loss).
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            return F.mse_loss(model(x).float(), x.float())
+
+    def worst_error(params_ref, params):
+        worst, worst_name = 0.0, ""
+        for (name, p_ref), (_, p) in zip(params_ref, params):
+            e = (p.grad.double().cpu() - p_ref.grad.double().cpu()).norm() / p_ref.grad.double().cpu().norm()
+            if e.item() > worst:
+                worst, worst_name = e.item(), name
+        return worst, worst_name
+
+    def check_gradients(precision, channels_last):
+        # One step on 4 images, the mode's precision and layout on the GPU (eager) against
+        # float64 on the CPU.
         x = torch.from_numpy(images_np[:4].copy())
         ref = Autoencoder().double()
         ref.load_state_dict(state0)
@@ -248,36 +285,50 @@ def main(argv):
         m = Autoencoder().to(dev)
         m.load_state_dict(state0)
         xg = x.to(dev)
-        if mode == "tf32_cl":
+        if channels_last:
             m = m.to(memory_format=torch.channels_last)
             xg = xg.contiguous(memory_format=torch.channels_last)
-        loss = F.mse_loss(m(xg), xg)
+        loss = step_loss(m, xg, precision)
         loss.backward()
-        worst, worst_name = 0.0, ""
-        for (name, p_ref), (_, p) in zip(ref.named_parameters(), m.named_parameters()):
-            e = (p.grad.double().cpu() - p_ref.grad).norm() / p_ref.grad.norm()
-            if e.item() > worst:
-                worst, worst_name = e.item(), name
+        worst, worst_name = worst_error(ref.named_parameters(), m.named_parameters())
         return abs(loss.item() - loss_ref.item()) / loss_ref.item(), worst, worst_name
+
+    def check_compiled(compiled, precision, fmt, x):
+        # The compiled model's gradients of one step from the initial weights against the same
+        # step eager, on a minibatch of the size it was compiled for.
+        compiled.load_state_dict(state0)
+        compiled.zero_grad(set_to_none=True)
+        if hasattr(torch, "compiler") and hasattr(torch.compiler, "cudagraph_mark_step_begin"):
+            torch.compiler.cudagraph_mark_step_begin()
+        step_loss(compiled, x, precision).backward()
+        eager = Autoencoder().to(dev)
+        eager.load_state_dict(state0)
+        eager = eager.to(memory_format=fmt)
+        step_loss(eager, x, precision).backward()
+        return worst_error(eager.named_parameters(), compiled.named_parameters())
 
     device_props = torch.cuda.get_device_properties(dev)
     device = {"name": device_props.name, "sm": f"{device_props.major}.{device_props.minor}",
               "sms": device_props.multi_processor_count, "clock_mhz": clock_mhz(a.device)}
     for mode in a.mode:
-        tf32 = mode == "tf32_cl"
+        precision, channels_last, compile_mode = MODES[mode]
+        tf32 = precision != "fp32"  # bf16 autocast leaves some work in float32: TF32 there too
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
-        fmt = torch.channels_last if tf32 else torch.contiguous_format
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
         images = torch.from_numpy(images_np).to(dev).contiguous(memory_format=fmt)
-        loss_error, grad_error, grad_worst = check_gradients(mode)
+        loss_error, grad_error, grad_worst = check_gradients(precision, channels_last)
+        bound = BOUNDS[precision]
         for batch in a.batch:
             steps = a.images // batch * a.epochs
-            model = Autoencoder().to(dev)
+            model = Autoencoder().to(dev).to(memory_format=fmt)
+            if compile_mode:
+                torch._dynamo.reset()  # a fresh compile per mode and batch size: no shapes carried over
+                model = torch.compile(model, mode=compile_mode, dynamic=False)
             times, losses = [], None
             torch.cuda.reset_peak_memory_stats(dev)
-            for run in range(a.repeat + 1):  # run 0: the warm-up steps, untimed
+            for run in range(a.repeat + 1):  # run 0: the warm-up steps (and the compile), untimed
                 model.load_state_dict(state0)
-                model = model.to(memory_format=fmt)
                 opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
                 n = a.warmup if run == 0 else steps
                 run_losses = torch.zeros(max(n, 1), device=dev)
@@ -285,24 +336,28 @@ def main(argv):
                 torch.cuda.synchronize(dev)
                 start = time.perf_counter()
                 for t in range(n):
-                    first = (t % per_epoch) * batch
+                    first = 0 if a.one_batch else (t % per_epoch) * batch
                     x = images[first:first + batch]
-                    loss = F.mse_loss(model(x), x)
+                    if compile_mode == "reduce-overhead":
+                        torch.compiler.cudagraph_mark_step_begin()  # a new training step: graphs may replay
+                    loss = step_loss(model, x, precision)
                     opt.zero_grad(set_to_none=True)
                     loss.backward()
                     opt.step()
-                    run_losses[t] = loss.detach()
+                    run_losses[t] = loss.detach()  # copied at once: a graph's output is reused next step
                 torch.cuda.synchronize(dev)
                 if run > 0:
                     times.append((time.perf_counter() - start) * 1e3)
                     losses = run_losses.cpu().tolist()
+            compiled_error, compiled_worst = (check_compiled(model, precision, fmt, images[:batch]) if compile_mode
+                                              else (None, None))
             ms = statistics.median(times)
             count = steps * batch
             first4 = sum(losses[:4]) / min(4, len(losses))
             last4 = sum(losses[-4:]) / min(4, len(losses))
-            bound = 1e-2 if tf32 else 1e-3
             finite = all(v == v and abs(v) != float("inf") for v in losses)
-            passed = finite and last4 < first4 and grad_error <= bound and loss_error <= bound
+            passed = (finite and last4 < first4 and grad_error <= bound and loss_error <= bound and
+                      (compiled_error is None or compiled_error <= bound))
             every = max(1, (len(losses) + 999) // 1000)
             stats = {"median": ms, "min": min(times), "max": max(times)}
             record = {
@@ -315,16 +370,18 @@ def main(argv):
                     "model": {"channels": 3, "height": 32, "width": 32, "widths": [256, 128, 128, 256], "parameters": 751875},
                     "data": {"source": source, "images": a.images}, "batch": batch, "epochs": a.epochs,
                     "lr": a.lr, "momentum": a.momentum, "steps": steps, "init": a.load or "he", "seed": a.seed}},
-                "params": {"mode": mode, "batch": batch, "epochs": a.epochs, "lr": a.lr, "momentum": a.momentum,
-                           "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()},
+                "params": {"mode": mode + ("_one_batch" if a.one_batch else ""), "batch": batch, "epochs": a.epochs, "lr": a.lr, "momentum": a.momentum,
+                           "precision": precision, "channels_last": channels_last, "compile": compile_mode or "none",
+                           "one_batch": a.one_batch, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()},
                 "timing": {"kernel_ms": stats, "total_ms": stats, "repeat": a.repeat, "warmup": a.warmup},
                 "work": {"unit": "images", "count": count, "steps": steps, "flop": count * FLOP_PER_IMAGE,
                          "flop_per_image": FLOP_PER_IMAGE},
                 "throughput": {"value": count / (ms * 1e-3), "unit": "images/s"},
                 "memory": {"peak_bytes": torch.cuda.max_memory_allocated(dev)},
                 "validation": {"reference": "pytorch-float64", "rel_l2": grad_error, "max_abs": None, "psnr_db": None,
-                               "snr_db": None, "compared": 751875, "pass": passed, "class": mode,
+                               "snr_db": None, "compared": 751875, "pass": passed, "class": precision,
                                "loss_error": loss_error, "worst_tensor": grad_worst, "bound": bound,
+                               "compiled_vs_eager": compiled_error, "compiled_worst_tensor": compiled_worst,
                                "loss_first4": first4, "loss_last4": last4},
                 "training": {"losses": losses[::every], "every": every, "steps": len(losses)},
             }
