@@ -9,18 +9,14 @@
 // cell's sum is now a short chain per subproblem, then one add each: --tolerance 1e-6 holds
 // on large, where 12's hundreds of float atomics per cell floor the error at 6e-6.
 // The kernel, its width from --tolerance, the FFT and the deapodization are 12's.
-#include <cufft.h>
-
 #include <algorithm>
 #include <cmath>
-#include <string>
 #include <vector>
 
-#include "core/cufft_check.cuh"
 #include "core/timing.hpp"
 #include "mri/device_problem.cuh"
+#include "mri/oversampled_grid.cuh"
 #include "mri/es_kernel.hpp"
-#include "mri/kaiser_bessel.hpp"  // oversampled_size
 #include "core/portable.hpp"
 #include "mri/weights.hpp"
 
@@ -141,81 +137,29 @@ __global__ void spread_subproblems(const float* px, const float* py, const float
   }
 }
 
-// 3. One thread per voxel: its FFT bin (j = i - n/2 mod g per axis), divided by the kernel's
-// transform (tables per axis, made in double on the host).
-__global__ void deapodize(const float2* grid, Grid gr, int nx, int ny, int nz, const int* bin, const float* scale,
-                          float* outR, float* outI) {
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v >= nx * ny * nz) return;
-  const int ix = v % nx, iy = (v / nx) % ny, iz = v / (nx * ny);
-  const float2 c = grid[(size_t(bin[nx + ny + iz]) * gr.g[1] + bin[nx + iy]) * gr.g[0] + bin[ix]];
-  const float s = scale[ix] * scale[nx + iy] * scale[nx + ny + iz];
-  outR[v] = c.x * s;
-  outI[v] = c.y * s;
-}
-
 class GriddingStep final : public Step {
  public:
   GriddingStep(int threads, double tolerance, int subproblem)
       : threads_(threads), subproblem_(subproblem), kernel_(es_kernel_for(tolerance / kMargin, kOversampling)) {}
-  ~GriddingStep() override {
-    if (plan_) cufftDestroy(plan_);
-  }
 
   void load(const Inputs& in) override {
-    if (in.nx == 0)
-      throw core::UsageError("gridding needs a Cartesian grid of voxels (x = (ix - nx/2)/nx, as generated problems have); "
-                             "these voxels are not one");
-    const int n[3] = {in.nx, in.ny, in.nz};
     gr_.width = kernel_.width;
     gr_.beta = float(kernel_.beta);
-    for (int a = 0; a < 3; ++a) {
-      gr_.g[a] = oversampled_size(n[a], kOversampling);
-      gr_.sigma[a] = float(double(gr_.g[a]) / n[a]);
-    }
+    grid_.prepare(in, kOversampling, [&](double nu) { return es_kernel_transform(nu, kernel_); });
+    for (int a = 0; a < 3; ++a) gr_.g[a] = grid_.g(a), gr_.sigma[a] = grid_.sigma(a);
     dev_.upload(in);
-    const size_t cells = size_t(gr_.g[0]) * gr_.g[1] * gr_.g[2];
-    if (grid_.size() != cells) {
-      if (plan_) cufftDestroy(plan_);
-      plan_ = 0;
-      size_t free = 0, total = 0;
-      CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      if (3 * cells * sizeof(float2) > free)  // the grid and cuFFT's work area (at most twice it)
-        throw core::UsageError("an oversampled grid of " + std::to_string(gr_.g[0]) + "^3 cells needs " +
-                               std::to_string(3 * cells * sizeof(float2) >> 20) + " MiB with the FFT; " +
-                               std::to_string(free >> 20) + " MiB are free: use a smaller --oversampling");
-      grid_.resize(cells);
-      CUFFT_CHECK(cufftPlan3d(&plan_, gr_.g[2], gr_.g[1], gr_.g[0], CUFFT_C2C));
-    }
-    // Deapodization: voxel i of an axis sits at FFT bin i - n/2 (mod g); divide by the
-    // kernel's transform at nu = (i - n/2) / n / sigma cycles per grid cell.
-    std::vector<int> bin;
-    std::vector<float> scale;
-    for (int a = 0; a < 3; ++a)
-      for (int i = 0; i < n[a]; ++i) {
-        const int j = i - n[a] / 2;
-        bin.push_back((j + gr_.g[a]) % gr_.g[a]);
-        scale.push_back(float(1 / es_kernel_transform(double(j) / n[a] / gr_.sigma[a], kernel_)));
-      }
-    bin_.upload(bin.data(), bin.size());
-    scale_.upload(scale.data(), scale.size());
-    n_[0] = n[0], n_[1] = n[1], n_[2] = n[2];
     make_plan();
   }
 
   void compute() override {
     float2* grid = grid_.data();
-    CUDA_CHECK(cudaMemsetAsync(grid, 0, grid_.size() * sizeof(float2)));
+    grid_.clear();
     const int side = kBin + gr_.width;
     spread_subproblems<<<int(subproblems_.size()), threads_, side * side * side * sizeof(float2)>>>(
         px_.data(), py_.data(), pz_.data(), order_.data(), dev_.phiR.data(), dev_.phiI.data(), dev_.dR.data(),
         dev_.dI.data(), dev_.q(), subproblems_.data(), gr_, bins_, grid);
     CUDA_CHECK_LAUNCH();
-    // 2. sum_q b_q e^{+i 2 pi q j / g}: cuFFT's inverse (unnormalized), z slowest.
-    CUFFT_CHECK(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE));
-    deapodize<<<blocks_for(dev_.numX, threads_), threads_>>>(grid, gr_, n_[0], n_[1], n_[2], bin_.data(), scale_.data(),
-                                                             dev_.rFhD.data(), dev_.iFhD.data());
-    CUDA_CHECK_LAUNCH();
+    grid_.transform_to_voxels(dev_.rFhD.data(), dev_.iFhD.data(), threads_);  // 2. FFT, 3. deapodize
   }
 
   void store(float* outR, float* outI) override { dev_.download(outR, outI); }
@@ -261,12 +205,8 @@ class GriddingStep final : public Step {
   int threads_, subproblem_;
   EsKernel kernel_;
   Grid gr_{};
-  int n_[3] = {0, 0, 0};
   DeviceProblem dev_;
-  DeviceArray<float2> grid_;
-  DeviceArray<int> bin_;
-  DeviceArray<float> scale_;
-  cufftHandle plan_ = 0;
+  OversampledGrid grid_;
   Bins bins_{};
   DeviceArray<float> px_, py_, pz_;  // sample positions in grid cells, wrapped, in bin order
   DeviceArray<int> order_;           // the sample m at each place in bin order
