@@ -55,7 +55,7 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"ls", "gridding", "gridding-plain"}))->capture_default_str();
   app.add_option("--iterations", o.iterations, "CG iterations")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--lambda", o.lambda, "Weight of the finite-difference penalty lambda ||W rho||^2")->check(core::FiniteRange(0, 1e12))->capture_default_str();
-  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft, or a ladder step by id (03_gather .. 10_phase_recurrence: its program, run on the problem)")->capture_default_str();
+  app.add_option("--fhd-step", o.fhd_step, "What computes F^H d: cpu-double, cpu-single, nufft, or a ladder step by id (03_gather on, e.g. 10_phase_recurrence or 16_fixed_point: its program, run on the problem)")->capture_default_str();
   app.add_option("--q-step", o.q_step, "What computes Q on the 2x grid: cpu-double, cpu-single, nufft, or a ladder step by id")->capture_default_str();
   auto* solver_opt = app.add_option("--solver", o.solver, "Where CG runs: cpu (FFTW) or gpu (cuFFT, complex double; exit 77 without a GPU). "
                                     "Default: gpu where this program was built with CUDA and a GPU is present, else cpu")
