@@ -633,7 +633,8 @@ def mode_tolerance(exe, fixtures):
         os.makedirs(results)
         with open(os.path.join(results, "x.jsonl"), "w") as f:
             for r in [rec("15_fixed_width", 1e-4, 4.0, 6), rec("16_fixed_point", 1e-3, 0.5, 5),
-                      rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-6, 3.0, 8)]:
+                      rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-6, 3.0, 8),
+                      rec("16_fixed_point", 2e-4, 0.8, 6)]:
                 f.write(json.dumps(r) + "\n")
         md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
         ladder = section(md, "### F^H d, problem large, GPU P")
@@ -645,6 +646,8 @@ def mode_tolerance(exe, fixtures):
             check(f"| `16_fixed_point` | {tol} | {width} | {ms} | 0.7500 |" in table,
                   f"tolerance table: 16 at {tol}, W {width}, {ms} ms, plan 0.7500")
         check("| `15_fixed_width` | 0.0001 | 6 | 4.000 |" in table, "tolerance table: 15's default run too")
+        order = [line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| `16_fixed_point` |")]
+        check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
 
 
 def main():
