@@ -266,6 +266,11 @@ def main(argv):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
             return F.mse_loss(model(x).float(), x.float())
 
+    def plain(model):
+        # torch.compile wraps the module (OptimizedModule): its state_dict names carry the prefix
+        # "_orig_mod.", so weights load into the module it wraps, which shares their storage.
+        return getattr(model, "_orig_mod", model)
+
     def worst_error(params_ref, params):
         worst, worst_name = 0.0, ""
         for (name, p_ref), (_, p) in zip(params_ref, params):
@@ -296,7 +301,7 @@ def main(argv):
     def check_compiled(compiled, precision, fmt, x):
         # The compiled model's gradients of one step from the initial weights against the same
         # step eager, on a minibatch of the size it was compiled for.
-        compiled.load_state_dict(state0)
+        plain(compiled).load_state_dict(state0)
         compiled.zero_grad(set_to_none=True)
         if hasattr(torch, "compiler") and hasattr(torch.compiler, "cudagraph_mark_step_begin"):
             torch.compiler.cudagraph_mark_step_begin()
@@ -328,7 +333,7 @@ def main(argv):
             times, losses = [], None
             torch.cuda.reset_peak_memory_stats(dev)
             for run in range(a.repeat + 1):  # run 0: the warm-up steps (and the compile), untimed
-                model.load_state_dict(state0)
+                plain(model).load_state_dict(state0)
                 opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
                 n = a.warmup if run == 0 else steps
                 run_losses = torch.zeros(max(n, 1), device=dev)
