@@ -236,7 +236,9 @@ class Writer {
     const Track& info = track_info(track);
     md_ << "## " << track << ": " << info.title << "\n\n";
     if (!info.ceiling_text.empty()) md_ << "Ceiling: " << info.ceiling_text << ".\n\n";
-    for (const Ladder& l : ladders(records_, track)) ladder(info, l);
+    const auto all = ladders(records_, track);
+    for (const Ladder& l : all) ladder(info, l);
+    rooflines(info, all);
     const auto sweeps = tune_sweeps(records_, track, grids_);
     if (!sweeps.empty()) md_ << "### Tuning sweeps\n\n";
     for (const TuneSweep& s : sweeps) tuning(info, s);
@@ -244,6 +246,82 @@ class Writer {
     if (!sizes.empty()) md_ << "### Throughput against problem size\n\n";
     for (const SizeSweep& s : sizes) size_sweep(info, s);
     studies(track);
+  }
+
+  // Per GPU with a probe, one ladder's rungs on the roofline: the first ladder of the problem
+  // "large" (the published scale), else the first with rows on that GPU.
+  void rooflines(const Track& info, const std::vector<Ladder>& all) {
+    if (info.roofline_text.empty()) return;
+    std::map<std::string, const Ladder*> chosen;  // by device
+    for (const Ladder& l : all) {
+      if (l.device.empty() || !probes_.count(l.device)) continue;
+      const auto it = chosen.find(l.device);
+      if (it == chosen.end()) chosen[l.device] = &l;
+      else if (it->second->problem != "large" && l.problem == "large") it->second = &l;
+    }
+    for (const auto& [device, l] : chosen) roofline_of(info, *l);
+  }
+
+  // "07", "08 tf32" (a step's second precision), "pytorch tf32_cl".
+  static std::string rung_label(const Record& r) {
+    if (!numbered(r.step())) return r.row_name();
+    return short_step(r.step()) + r.row_name().substr(r.step().size());
+  }
+
+  void roofline_of(const Track& info, const Ladder& l) {
+    std::string heading = info.variant_label(l.variant);
+    heading += (heading.empty() ? "" : ", ") + std::string("problem ") + l.problem + ", " + l.device;
+    md_ << "### Roofline: " << heading << "\n\n"
+        << "Each GPU row of the table above at its arithmetic intensity (flop over the compulsory DRAM bytes of "
+           "its problem: what any implementation reads and writes at the least) and its attained rate (flop over "
+           "its kernel time), under the probe's copy bandwidth and its arithmetic rate for the row's precision. "
+        << info.roofline_text << ".\n\n";
+    std::vector<RooflineMark> marks;
+    std::vector<std::pair<double, std::string>> roofs;  // (rate, precision label) of the placed rungs
+    double bandwidth = 0;
+    size_t compute_bound = 0;
+    std::ostringstream table;
+    table << table_row({"rung", "precision", "intensity (flop/B)", "attained (flop/s)", "binding ceiling (flop/s)",
+                        "% of binding ceiling"})
+          << table_rule(6, 2);
+    for (const Record* r : l.rows) {
+      if (!r->gpu()) continue;
+      const RooflinePoint p = roofline_point(info, *r, probes_);
+      const std::string label = rung_label(*r);
+      if (!p.why_not.empty()) {
+        table << table_row({"`" + label + "`", "-", "-", "-", "not placed: " + p.why_not, "-"});
+        continue;
+      }
+      marks.push_back({label, p.flop, p.bytes, p.seconds});
+      const std::pair<double, std::string> roof{p.compute, precision_label(p.precision)};
+      if (std::find(roofs.begin(), roofs.end(), roof) == roofs.end()) roofs.push_back(roof);
+      bandwidth = p.bandwidth;
+      compute_bound += !p.memory_bound();
+      std::string percent = fmt_percent(p.fraction());
+      // Over the roof: the rung does fewer operations than its record counts (mri 10's recurrence).
+      if (p.fraction() > 1) percent += " (over the roof: fewer operations than counted)";
+      table << table_row({"`" + label + "`", precision_label(p.precision), fmt_si(p.intensity()), fmt_si(p.attained()),
+                          (p.memory_bound() ? "DRAM at this intensity " : precision_label(p.precision) + " ") +
+                              fmt_si(p.roof()),
+                          percent});
+    }
+    if (marks.empty()) {
+      md_ << "No row could be placed:\n\n" << table.str() << "\n";
+      return;
+    }
+    std::sort(roofs.begin(), roofs.end());
+    std::vector<Roof> lines;
+    md_ << "Ridge points (roof over bandwidth, " << fmt_si(bandwidth) << "B/s): ";
+    for (size_t i = 0; i < roofs.size(); ++i) {
+      lines.push_back({roofs[i].second + " " + fmt_si(roofs[i].first) + "flop/s", roofs[i].first});
+      md_ << (i ? ", " : "") << roofs[i].second << " " << fmt_si(roofs[i].first / bandwidth) << " flop/B";
+    }
+    md_ << ". " << compute_bound << " of " << marks.size() << (marks.size() == 1 ? " rung lies" : " rungs lie")
+        << " right of the ridge of their precision: compute-bound by this count.\n\n";
+    const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" + l.device + "-roofline");
+    figures_.push_back(roofline(name, "roofline, " + l.track + " " + heading, bandwidth,
+                                "DRAM (probe copy) " + fmt_si(bandwidth) + "B/s", lines, marks));
+    md_ << "![roofline, " << heading << "](figures/" << name << ".png)\n\n" << table.str() << "\n";
   }
 
   // A track's programs beside its ladder (Role::study): mri's reconstructions (mri_recon) in a

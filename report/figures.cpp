@@ -299,6 +299,80 @@ Figure heat_profile(const std::string& name, const std::string& title, const Pro
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }
 
+Figure roofline(const std::string& name, const std::string& title, double bandwidth, const std::string& bandwidth_title,
+                const std::vector<Roof>& roofs, const std::vector<RooflineMark>& points) {
+  std::ostringstream dat;
+  dat << "# rung  intensity_flop_per_byte  attained_flop_per_s  flop  compulsory_bytes  kernel_s\n";
+  // The axes hold every point and every ridge (where a roof meets the diagonal), with room for
+  // the labels on the right.
+  double x_low = INFINITY, x_high = 0, y_low = INFINITY, y_high = 0;
+  std::vector<std::array<double, 2>> at;
+  for (const RooflineMark& p : points) {
+    const double x = p.flop / p.bytes, y = p.flop / p.seconds;
+    dat << data_label(p.label) << " " << fmt_data(x) << " " << fmt_data(y) << " " << fmt_data(p.flop) << " "
+        << fmt_data(p.bytes) << " " << fmt_data(p.seconds) << "\n";
+    at.push_back({x, y});
+    x_low = std::min(x_low, x), x_high = std::max(x_high, 30 * x), y_low = std::min(y_low, y), y_high = std::max(y_high, y);
+  }
+  double top = 0;
+  for (const Roof& r : roofs) {
+    x_low = std::min(x_low, r.rate / bandwidth), x_high = std::max(x_high, 10 * r.rate / bandwidth);
+    top = std::max(top, r.rate);
+  }
+  y_high = std::max(y_high, top);
+  if (!(x_high > 0)) x_low = 1, x_high = 10, y_low = 1, y_high = 10;
+  x_low /= 10, y_low = std::min(y_low / 4, x_low * bandwidth), y_high *= 4;
+
+  // The rungs of a ladder share their problem, so they share one intensity and often nearly one
+  // height: rungs at one intensity within 20 % of the next lower one share one label, fastest
+  // first, instead of overprinting each other's; six to a line (gnuplot reads "\n" in a label).
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return at[a] < at[b]; });
+  dat << "\n\n# label  intensity  attained (the labels' places)\n";
+  for (size_t k = 0; k < order.size();) {
+    size_t end = k + 1;
+    while (end < order.size() && std::fabs(std::log(at[order[end]][0] / at[order[k]][0])) < 0.05 &&
+           at[order[end]][1] < 1.2 * at[order[end - 1]][1])
+      ++end;
+    std::string text;
+    for (size_t j = end, n = 0; j-- > k; ++n) text += (n == 0 ? "" : n % 6 ? ", " : ",\\n") + points[order[j]].label;
+    dat << data_label(text) << " " << fmt_data(at[order[k]][0]) << " "
+        << fmt_data(std::sqrt(at[order[k]][1] * at[order[end - 1]][1])) << "\n";
+    k = end;
+  }
+  // The roofs as line segments (a function would be sampled evenly in x, not in log x): the
+  // bandwidth's diagonal up to the highest roof, each roof from its ridge on.
+  std::ostringstream lines;
+  lines << "# intensity  flop_per_s: the bandwidth's diagonal, then each roof (gnuplot index 1, 2, ...)\n"
+        << fmt_data(x_low) << " " << fmt_data(x_low * bandwidth) << "\n"
+        << fmt_data(top / bandwidth) << " " << fmt_data(top) << "\n";
+  for (const Roof& r : roofs)
+    lines << "\n\n" << fmt_data(r.rate / bandwidth) << " " << fmt_data(r.rate) << "\n" << fmt_data(x_high) << " " << fmt_data(r.rate) << "\n";
+
+  static const char* const colours[] = {"#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  const std::string roof_file = quoted(name + "-roofs.dat");
+  std::ostringstream s;
+  s << preamble(name, title, 900, 700)
+    << "set logscale xy\n"
+    << "set format x '%.0s%c'\nset format y '%.0s%c'\n"
+    << "set xrange [" << fmt_data(x_low) << ":" << fmt_data(x_high) << "]\n"
+    << "set yrange [" << fmt_data(y_low) << ":" << fmt_data(y_high) << "]\n"
+    << "set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'\n"
+    << "set ylabel 'attained (flop/s, log scale)'\n"
+    << "set grid\n"
+    << "set key bottom right box opaque\n"
+    << "plot " << roof_file << " index 0 using 1:2 with lines lw 2 lc rgb '#444444' title " << quoted(bandwidth_title);
+  for (size_t i = 0; i < roofs.size(); ++i)
+    s << ", \\\n     " << roof_file << " index " << i + 1 << " using 1:2 with lines lw 2 lc rgb '" << colours[i % 5]
+      << "' title " << quoted(roofs[i].title);
+  if (!points.empty())
+    s << ", \\\n     " << quoted(name + ".dat") << " index 0 using 2:3 with points pt 7 ps 1.2 lc rgb '#2b7bba' title 'rungs', \\\n"
+      << "     '' index 1 using 2:3:1 with labels offset char 1.2,0 left font 'Sans,9' notitle";
+  s << "\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}, {name + "-roofs.dat", lines.str()}}};
+}
+
 std::string find_gnuplot(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");

@@ -75,6 +75,19 @@ struct Picture {
 Figure image_grid(const std::string& name, const std::string& title, const std::vector<std::string>& row_labels,
                   const std::vector<std::vector<Picture>>& rows);
 
+// A roofline, log-log: the bandwidth's diagonal under each compute ceiling, one labelled point
+// per rung (its data file also keeps each point's flop and bytes).
+struct Roof {
+  std::string title;
+  double rate;  // flop/s
+};
+struct RooflineMark {
+  std::string label;
+  double flop, bytes, seconds;
+};
+Figure roofline(const std::string& name, const std::string& title, double bandwidth, const std::string& bandwidth_title,
+                const std::vector<Roof>& roofs, const std::vector<RooflineMark>& points);
+
 // Where gnuplot is, or "" when it is not on PATH.
 std::string find_gnuplot(const std::string& name);
 

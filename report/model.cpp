@@ -16,15 +16,26 @@ const std::vector<Track>& known_tracks() {
       {"mri", "F^H d and Q of the non-Cartesian MRI reconstruction", "kernel",
        {{"SFU sin/cos pairs", "", "pairs/s", "sfu_per_s", 2}},
        {{"gridding", "gridding computes no pair"}, {"tolerance", "gridding computes no pair"}},
-       "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s"},
-      {"mc", "Monte Carlo photon transport (tiny_mc)", "", {}, {}, ""},
+       "one sine and one cosine per voxel-sample pair, so the ceiling is the probe's SFU sin/cos rate / 2 pairs/s",
+       "flop: `work.flop`, 14 per voxel-sample pair besides the sine and cosine; compulsory bytes: per k-space "
+       "sample kx, ky, kz, phi and (F^H d) d read, per voxel x, y, z read and the result written, 4-byte floats. "
+       "The roof is the FP32 rate, where the ladder's column holds the rungs to the SFU's sin/cos rate instead; "
+       "the gridding rungs (11 on) compute no pair and are not placed"},
+      {"mc", "Monte Carlo photon transport (tiny_mc)", "", {}, {}, "",
+       "flop: photons x interactions per photon (`work.interactions_per_photon`) x 34.9, the float operations of "
+       "one interaction of tiny_mc's walk counted by hand (the RNG's integer work not counted); compulsory bytes: "
+       "the tally, one double per shell. The photons start from a handful of scalars and read nothing, so every "
+       "rung lies far right of the ridge: mc is compute-bound, whatever the photon count"},
       // A training step's rate depends on the minibatch: one table per batch size.
       {"ae", "Training a convolutional autoencoder on 32x32 colour images (CIFAR-10's shape)", "batch",
        {{"convolution flops", "work.flop", "", "", 1}},
        {},
        "the convolutions' flops of the timed training (`work.flop`: forward and backward, 1.03 GFLOP per image of "
        "the full model) over the kernel time, against the probe's FP32 FMA rate for an fp32 step, and against its "
-       "tensor-core rate through mma.sync for a TF32 or BF16 step (n/a where the probe did not measure it)"},
+       "tensor-core rate through mma.sync for a TF32 or BF16 step (n/a where the probe did not measure it)",
+       "flop: the convolutions' (`work.flop`); compulsory bytes per training step: the images read, the four hidden "
+       "convolutions' outputs written in the forward and read back in the backward pass, the parameters read and "
+       "written once, 4 bytes each (for the full model 2.96 MB per image and 6.02 MB per step)"},
       {"epic", "E-field parallel imaging correlator (the MOFF imager of LWA-SV)", "",
        {{"FFT flops", "work.fft_flop", "", "", 1}, {"voltage bytes", "work.voltage_bytes", "", "copy_bytes_per_s", 1},
         {"voltage bytes over PCIe", "work.voltage_bytes", "", "h2d_pinned_bytes_per_s", 1, true}},
@@ -33,7 +44,11 @@ const std::vector<Track>& known_tracks() {
        "cells) against the probe's FP32 FMA rate, the voltage bytes read (`work.voltage_bytes`) against its "
        "copy bandwidth, and the same bytes against its pinned host-to-device bandwidth (the gulps arrive from the "
        "host; left out where the probe did not measure it). The cell shows the larger fraction, the bound that binds, "
-       "and names it; a half-precision step is bound by the half2 rate, which the probe does not measure (n/a)"},
+       "and names it; a half-precision step is bound by the half2 rate, which the probe does not measure (n/a)",
+       "flop: the FFTs' (`work.fft_flop`; the gridding and the squaring are not counted); compulsory bytes: the "
+       "voltages read once (a byte per sample, channel, stand and polarization) and the image written once (a "
+       "float per plane, channel and pixel). The gulps' way over PCIe, which the ladder's column also bounds, is "
+       "not drawn"},
   };
   return tracks;
 }
@@ -112,7 +127,7 @@ const Track& track_info(const std::string& id) {
   for (const Track& t : known_tracks())
     if (t.id == id) return t;
   static std::map<std::string, Track> generic;
-  auto [it, inserted] = generic.emplace(id, Track{id, id, "", {}, {}, ""});
+  auto [it, inserted] = generic.emplace(id, Track{id, id, "", {}, {}, "", ""});
   return it->second;
 }
 
@@ -148,6 +163,7 @@ ArithmeticCeiling arithmetic_ceiling(const std::string& precision) {
   if (precision.rfind("tf32", 0) == 0) return {"tf32_tensor_flop_per_s", "no tensor-core ceiling measured"};
   if (precision == "bf16") return {"bf16_tensor_flop_per_s", "no tensor-core ceiling measured"};
   if (precision == "half" || precision == "fp16") return {"fp16_flop_per_s", "no half-precision ceiling measured"};
+  if (precision == "fp64") return {"fp64_flop_per_s", "no FP64 ceiling measured"};
   return {"", precision.empty() ? "precision not recorded" : "no ceiling for precision " + precision};
 }
 
@@ -202,6 +218,161 @@ std::string ceiling_cell(const Track& track, const Record& r, const Probes& prob
   // Winograd fewer multiplies than the direct convolution).
   if (*c.fraction > 1) return std::string(buf) + " (over the " + c.bound + " bound: the step does less of that work than counted)";
   return track.bounds.size() > 1 ? std::string(buf) + " (" + c.bound + ")" : std::string(buf);
+}
+
+double mri_compulsory_bytes(const std::string& kernel, double samples, double voxels) {
+  const double per_sample = kernel == "fhd" ? 7 : kernel == "q" ? 5 : 0;
+  if (per_sample == 0) return 0;
+  return 4 * (per_sample * samples + 5 * voxels);
+}
+
+double mc_compulsory_bytes(double shells) { return 8 * shells; }
+
+const double kMcFlopPerInteraction = 26 + 28 / 3.14159265358979323846;
+
+double epic_compulsory_bytes(double samples, double channels, double stands, double pols, double image_size,
+                             double planes) {
+  return samples * channels * stands * pols + 4 * planes * channels * image_size * image_size;
+}
+
+int epic_planes(const std::string& products) {
+  int planes = 0;
+  size_t start = 0;
+  while (start <= products.size()) {
+    const size_t end = std::min(products.find(',', start), products.size());
+    std::string p = products.substr(start, end - start);
+    p.erase(std::remove(p.begin(), p.end(), ' '), p.end());
+    if (p == "XX" || p == "YY" || p == "I") planes += 1;
+    else if (p == "XY" || p == "XY*" || p == "YX" || p == "YX*") planes += 2;
+    else return 0;
+    start = end + 1;
+  }
+  return planes;
+}
+
+double ae_parameters(const AeShape& m) {
+  const double in[] = {m.channels, m.enc1, m.enc2, m.dec1, m.dec2}, out[] = {m.enc1, m.enc2, m.dec1, m.dec2, m.channels};
+  double p = 0;
+  for (int l = 0; l < 5; ++l) p += out[l] * in[l] * 9 + out[l];
+  return p;
+}
+
+double ae_hidden_activations(const AeShape& m) {
+  const double pixels = m.height * m.width;
+  // conv1 on the image's grid, conv2 after one pooling, conv3 after two, conv4 after one upsampling
+  return m.enc1 * pixels + m.enc2 * pixels / 4 + m.dec1 * pixels / 16 + m.dec2 * pixels / 4;
+}
+
+double ae_compulsory_bytes(const AeShape& m, double batch) {
+  return 4 * (batch * (m.channels * m.height * m.width + 2 * ae_hidden_activations(m)) + 2 * ae_parameters(m));
+}
+
+std::string roofline_precision(const Record& r) {
+  if (auto p = text_at(r.data, "params.precision")) return *p;
+  const std::string declared = precision_of(r);
+  return arithmetic_ceiling(declared).key.empty() ? "fp32" : declared;
+}
+
+std::string precision_label(const std::string& precision) {
+  if (precision == "fp32") return "FP32";
+  if (precision == "fp64") return "FP64";
+  if (precision.rfind("tf32", 0) == 0) return "TF32 mma.sync";
+  if (precision == "bf16") return "BF16 mma.sync";
+  if (precision == "half" || precision == "fp16") return "half2";
+  return precision;
+}
+
+namespace {
+
+// The rung's flop and compulsory bytes from its record, or why not.
+std::string traffic(const Record& r, double& flop, double& bytes) {
+  static const json none = json::object();
+  const json* problem_params = find_path(r.data, "problem.params");
+  const json& p = problem_params ? *problem_params : none;
+  auto need = [&](const json& j, const std::string& path, const std::string& where, double& out) {
+    const auto v = number_at(j, path);
+    if (!v) return "record lacks " + where + path;
+    out = *v;
+    return std::string();
+  };
+  std::string missing;
+  auto get = [&](const json& j, const std::string& path, const std::string& where) {
+    double v = 0;
+    if (missing.empty()) missing = need(j, path, where, v);
+    return v;
+  };
+  const std::string track = r.track();
+  if (track == "mri") {
+    flop = get(r.data, "work.flop", "");
+    const double samples = get(p, "samples", "problem.params."), voxels = get(p, "voxels", "problem.params.");
+    if (!missing.empty()) return missing;
+    bytes = mri_compulsory_bytes(text_at(r.data, "params.kernel").value_or(""), samples, voxels);
+    return bytes > 0 ? "" : "kernel neither fhd nor q";
+  }
+  if (track == "mc") {
+    const double photons = get(r.data, "work.count", ""), per_photon = get(r.data, "work.interactions_per_photon", "");
+    const double shells = get(p, "shells", "problem.params.");
+    if (!missing.empty()) return missing;
+    flop = photons * per_photon * kMcFlopPerInteraction;
+    bytes = mc_compulsory_bytes(shells);
+    return "";
+  }
+  if (track == "epic") {
+    flop = get(r.data, "work.fft_flop", "");
+    const double samples = get(p, "samples_per_gulp", "problem.params.") * get(p, "gulps", "problem.params.");
+    const double channels = get(p, "channels", "problem.params."), stands = get(p, "stands", "problem.params.");
+    const double pols = get(p, "pols", "problem.params."), n = get(p, "image_size", "problem.params.");
+    if (!missing.empty()) return missing;
+    const int planes = epic_planes(text_at(p, "products").value_or(""));
+    if (planes == 0) return "unknown products " + text_at(p, "products").value_or("(none)");
+    bytes = epic_compulsory_bytes(samples, channels, stands, pols, n, planes);
+    return "";
+  }
+  if (track == "ae") {
+    flop = get(r.data, "work.flop", "");
+    const double steps = get(r.data, "work.steps", ""), batch = get(r.data, "params.batch", "");
+    AeShape m;
+    m.channels = get(p, "model.channels", "problem.params.");
+    m.height = get(p, "model.height", "problem.params.");
+    m.width = get(p, "model.width", "problem.params.");
+    const json* widths = find_path(p, "model.widths");
+    if (!missing.empty()) return missing;
+    if (!widths || !widths->is_array() || widths->size() != 4) return "record lacks problem.params.model.widths";
+    for (const json& w : *widths)
+      if (!w.is_number()) return "record lacks problem.params.model.widths";
+    m.enc1 = (*widths)[0].get<double>(), m.enc2 = (*widths)[1].get<double>();
+    m.dec1 = (*widths)[2].get<double>(), m.dec2 = (*widths)[3].get<double>();
+    bytes = steps * ae_compulsory_bytes(m, batch);
+    return "";
+  }
+  return "no roofline for track " + track;
+}
+
+}  // namespace
+
+RooflinePoint roofline_point(const Track& track, const Record& r, const Probes& probes) {
+  RooflinePoint pt;
+  pt.precision = roofline_precision(r);
+  auto not_placed = [&](const std::string& why) {
+    pt.why_not = why;
+    return pt;
+  };
+  if (!r.gpu()) return not_placed("CPU");
+  const auto unbound = track.unbound.find(precision_of(r));
+  if (unbound != track.unbound.end()) return not_placed(unbound->second);
+  const auto probe = probes.find(r.device_name());
+  if (probe == probes.end()) return not_placed("no probe on " + r.device_name());
+  if (const std::string why = traffic(r, pt.flop, pt.bytes); !why.empty()) return not_placed(why);
+  pt.seconds = r.time_ms() * 1e-3;
+  if (!(pt.seconds > 0) || !(pt.flop > 0) || !(pt.bytes > 0)) return not_placed("no kernel time, flop or bytes");
+  const ArithmeticCeiling a = arithmetic_ceiling(pt.precision);
+  const auto compute = number_at(probe->second->data, "ceilings." + a.key);
+  const auto bandwidth = number_at(probe->second->data, "ceilings.copy_bytes_per_s");
+  if (a.key.empty() || !compute || *compute <= 0) return not_placed(a.missing);
+  if (!bandwidth || *bandwidth <= 0) return not_placed("probe lacks copy_bytes_per_s");
+  pt.compute = *compute;
+  pt.bandwidth = *bandwidth;
+  return pt;
 }
 
 std::string variant_of(const Track& track, const Record& r) {

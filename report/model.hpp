@@ -1,6 +1,7 @@
 // What the report shows, grouped from the records: measured ceilings, ladders (one table per
 // track, variant, problem and GPU), tuning sweeps and problem-size sweeps.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ struct Track {
   // computes no voxel-sample pair.
   std::map<std::string, std::string> unbound;
   std::string ceiling_text;  // how the report explains it
+  // How the roofline counts the track's flop and compulsory bytes; none: no roofline.
+  std::string roofline_text;
 };
 const Track& track_info(const std::string& id);
 // Tracks in teaching order (mri, mc), then any other track alphabetically.
@@ -83,6 +86,70 @@ std::string ceiling_cell(const Track& track, const Record& r, const Probes& prob
 std::optional<double> ceiling_fraction(const Track& track, const Record& r, const Probes& probes);
 
 std::string variant_of(const Track& track, const Record& r);
+
+// The roofline (report/README.md, "Roofline"): each GPU rung placed by its arithmetic intensity,
+// its flop over the compulsory DRAM traffic of its problem, and its attained rate, its flop over
+// the kernel time, under the probe's arithmetic rate for its precision and its copy bandwidth.
+// Compulsory traffic is what any implementation of the problem moves between DRAM and the chip
+// at the least: its inputs read once, its outputs written once, nothing an algorithm chooses to
+// stage. It is a lower bound: a rung that re-reads its inputs moves more, so its own point would
+// lie left of the one drawn. One function per track, from the problem's parameters:
+
+// mri: per k-space sample F^H d reads kx, ky, kz, phi (re, im) and d (re, im), Q kx, ky, kz and
+// phi (re, im); per voxel both read x, y, z and write the result (re, im); 4-byte floats.
+// kernel "fhd" or "q"; another kernel gives 0.
+double mri_compulsory_bytes(const std::string& kernel, double samples, double voxels);
+// mc: the photons start at the origin from a handful of scalars; the heat of every shell (one
+// double each) is written. Nothing is read per photon: mc is compute-bound at any photon count.
+double mc_compulsory_bytes(double shells);
+// mc records count photons, not flop: the float operations of one interaction of tiny_mc's walk
+// (common/mc/cpu_photon.hpp), counted by hand, each +, -, *, /, sqrt and log as one: the step
+// length (log, negation) 2, the move 6, the radius 6, the absorption 4, the new direction 8 plus
+// 7 per try of the rejection method, which takes 4 / pi tries on average: 26 + 28 / pi (34.9).
+// The RNG's integer work is not counted.
+extern const double kMcFlopPerInteraction;
+// epic: the voltages of every sample read once (1 byte each: 4+4-bit complex), the image,
+// accumulated over all gulps, written once (a float per plane, channel and pixel).
+double epic_compulsory_bytes(double samples, double channels, double stands, double pols, double image_size,
+                             double planes);
+// Image planes of epic's products ("XX,YY,XY*,YX*" -> 6): XX, YY and I one, XY* and YX* two
+// (real, imaginary); 0 for a product it does not know.
+int epic_planes(const std::string& products);
+// ae's model (common/ae/model.hpp): channels x height x width images through convolutions to
+// widths enc1, enc2, dec1, dec2 and back to the channels.
+struct AeShape {
+  double channels = 3, height = 32, width = 32;
+  double enc1 = 256, enc2 = 128, dec1 = 128, dec2 = 256;
+};
+double ae_parameters(const AeShape& m);  // weights and biases: 751,875 for the full model
+// Floats per image of the four hidden convolutions' outputs (after ReLU, at their own grid), the
+// activations the backward pass needs: 368,640 for the full model.
+double ae_hidden_activations(const AeShape& m);
+// One training step of `batch` images: the images read once, the hidden activations written in
+// the forward and read in the backward pass, the parameters read and written once; 4 bytes each
+// (a BF16 step could store its activations in 2: its point would lie right of the one drawn).
+double ae_compulsory_bytes(const AeShape& m, double batch);
+
+// A rung on the roofline, or why it is not placed (why_not non-empty).
+struct RooflinePoint {
+  double flop = 0, bytes = 0, seconds = 0;
+  std::string precision;  // the arithmetic it is held to: params.precision, params.accuracy or
+                          // validation.class where that names one, else fp32
+  double compute = 0;     // the probe's rate for that precision (flop/s)
+  double bandwidth = 0;   // the probe's copy bandwidth (B/s)
+  std::string why_not;
+  double intensity() const { return flop / bytes; }
+  double attained() const { return flop / seconds; }
+  // The roof above the rung: the compute rate, or the bandwidth times its intensity left of the
+  // ridge; the fraction of it the rung attained.
+  double roof() const { return std::min(compute, bandwidth * intensity()); }
+  bool memory_bound() const { return bandwidth * intensity() < compute; }
+  double fraction() const { return attained() / roof(); }
+};
+RooflinePoint roofline_point(const Track& track, const Record& r, const Probes& probes);
+// The arithmetic the roofline holds a rung to, and how the report names its ceiling.
+std::string roofline_precision(const Record& r);
+std::string precision_label(const std::string& precision);  // "fp32" -> "FP32", "bf16" -> "BF16 mma.sync"
 
 struct Ladder {
   std::string track, variant, problem, device;  // device "" = a CPU-only table

@@ -12,6 +12,8 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py ceilings  EXE FIXTURES   "% of ceiling" of ae, epic and mri rows against a probe of round numbers
   check_report.py reconstructions EXE FIXTURES   ae's recorded reconstructions become a grid figure
   check_report.py tolerance EXE FIXTURES   mri's ladder at the default --tolerance; every tolerance in its own table
+  check_report.py roofline  EXE ROOT       each track's compulsory bytes against a hand count; every GPU rung of the
+                                           committed report's rooflines in its table and placed ones in its figure
 """
 import json
 import os
@@ -650,11 +652,180 @@ def mode_tolerance(exe, fixtures):
         check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
 
 
+def roofline_rungs(path):
+    """The rungs of a roofline's data file (its first block): label -> (intensity, attained, flop, bytes)."""
+    import shlex
+    rungs = {}
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                break
+            if line.startswith("#"):
+                continue
+            v = shlex.split(line)
+            rungs[v[0]] = tuple(float(x) for x in v[1:5])
+    return rungs
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-7 * abs(b)
+
+
+def rung_label(row_name):
+    """The roofline's label of a ladder row: "07", "14 bf16", "pytorch tf32_cl"."""
+    step = row_name.split(" ")[0]
+    return row_name[:2] + row_name[len(step):] if re.match(r"\d\d_", step) else row_name
+
+
+def mode_roofline(exe, root):
+    """Each track's compulsory bytes against a hand count, on records of chosen sizes: the
+    intensity, the binding ceiling (DRAM left of the ridge, the precision's rate right of it) and
+    the fraction in the table; rows that cannot be placed say why. Then the committed results:
+    every GPU row of a roofline's ladder is in its table, every placed one in its figure."""
+    fixtures = os.path.join(root, "tests", "report", "fixtures")
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+    probe = lambda name: {"schema": 1, "track": "probe", "step": "ceilings", "device": dict(base["device"], name=name),
+                          "commit": "fix", "time": "2026-01-01T00:00:00Z",
+                          "ceilings": {"sfu_per_s": 4e12, "fp32_flop_per_s": 1e12, "copy_bytes_per_s": 1e11,
+                                       "tf32_tensor_flop_per_s": 1e13, "bf16_tensor_flop_per_s": 2e13,
+                                       "fp16_flop_per_s": 1e13}}
+
+    def rec(track, step, work, problem, params, ms, gpu="GPU R", klass=None):
+        r = json.loads(json.dumps(base))
+        r.update({"track": track, "step": step, "kind": "gpu" if gpu else "cpu"})
+        r["device"] = dict(base["device"], name=gpu) if gpu else None
+        r["problem"] = {"name": "large", "params": problem}
+        r["params"] = params
+        r["timing"]["kernel_ms"]["median"] = ms
+        r["work"] = dict({"unit": "items", "count": 1}, **work)
+        r["throughput"] = {"value": 1.0, "unit": "items/s"}
+        if klass:
+            r["validation"]["class"] = klass
+        return r
+
+    mri = {"samples": 1000, "voxels": 100}
+    fhd = {"kernel": "fhd", "accuracy": "fast"}
+    ae_model = {"model": {"channels": 3, "height": 8, "width": 8, "widths": [4, 8, 8, 4]}}
+    epic_full = {"samples_per_gulp": 10, "gulps": 2, "channels": 4, "stands": 8, "pols": 2, "image_size": 16,
+                 "products": "XX,YY,XY*,YX*"}
+    epic_one = dict(epic_full, pols=1, products="XX")
+    rows = [probe("GPU R"), probe("GPU Q"),
+            # 1.5e5 flop on 30,000 bytes: 5 flop/B, left of the ridge (1e12 / 1e11 = 10): the roof is
+            # 5 x 1e11 = 5e11 flop/s; 1.5e5 flop in 6e-7 s is 2.5e11, 50 %
+            rec("mri", "03_mem", {"flop": 1.5e5}, mri, fhd, 6e-4),
+            # 3e6 flop: 100 flop/B, right of the ridge: 3e11 flop/s of FP32's 1e12, 30 %
+            rec("mri", "07_compute", {"flop": 3e6}, mri, fhd, 0.01),
+            rec("mri", "10_over", {"flop": 3e6}, mri, fhd, 0.002),  # 1.5e12: over the roof
+            rec("mri", "11_grid", {"flop": 3e6}, mri, dict(fhd, accuracy="gridding"), 0.01),
+            rec("mri", "00_cpu", {"flop": 3e6}, mri, fhd, 100.0, gpu=None),
+            # Q on another GPU: its own roofline
+            rec("mri", "07_q", {"flop": 1.4e7}, {"samples": 1000, "voxels": 1000}, {"kernel": "q", "accuracy": "fast"},
+                1.0, gpu="GPU Q"),
+            rec("mri", "07_no_probe", {"flop": 3e6}, mri, fhd, 0.01, gpu="GPU N"),
+            rec("mc", "04_gpu", {"count": 1000, "interactions_per_photon": 75}, {"shells": 101}, {}, 1.0),
+            rec("epic", "02_fp32", {"fft_flop": 1e6}, epic_full, {"accuracy": "fp32"}, 1.0),
+            rec("epic", "09_half", {"fft_flop": 1e6}, epic_one, {"accuracy": "half"}, 1.0),
+            rec("ae", "14_bf16", {"flop": 1e9, "steps": 3}, ae_model, {"batch": 2, "precision": "bf16"}, 1.0, klass="bf16"),
+            rec("ae", "05_no_model", {"flop": 1e9, "steps": 3}, {}, {"batch": 2}, 1.0, klass="fp32")]
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "x.jsonl"), "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        out = os.path.join(tmp, "out")
+        md = generate(exe, results, out, "--no-render")
+        fig = lambda stem: roofline_rungs(os.path.join(out, "figures", stem + "-roofline.dat"))
+
+        # mri F^H d: per sample kx, ky, kz, phi (2), d (2); per voxel x, y, z in and (re, im) out
+        fhd_bytes = 4 * (7 * 1000 + 5 * 100)  # 30,000
+        m = section(md, "### Roofline: F^H d, problem large, GPU R")
+        got = fig("mri-fhd-large-gpu-r")
+        check(sorted(got) == ["03", "07", "10"], f"mri figure: the placed GPU rungs, no CPU or gridding row: {sorted(got)}")
+        check(all(close(v[3], fhd_bytes) for v in got.values()), f"mri F^H d bytes: {got}, want {fhd_bytes}")
+        check(close(got.get("03", (0,))[0], 5.0), f"mri intensity 1.5e5 / 30,000 = 5: {got.get('03')}")
+        check(row(m, "03")[4:6] == ["DRAM at this intensity 500.0 G", "50.0 %"], f"left of the ridge: {row(m, '03')}")
+        check(row(m, "07")[1:6] == ["FP32", "100.0", "300.0 G", "FP32 1.000 T", "30.0 %"], f"right of it: {row(m, '07')}")
+        check(row(m, "10")[5] == "150.0 % (over the roof: fewer operations than counted)", f"over: {row(m, '10')}")
+        check(row(m, "11")[4] == "not placed: gridding computes no pair", f"gridding: {row(m, '11')}")
+        check("`00`" not in m, "a CPU row is not on a GPU's roofline")
+        check("2 of 3 rungs lie right of the ridge" in m, "the count of compute-bound rungs")
+        # mri Q: kx, ky, kz, phi (2) per sample
+        q = fig("mri-q-large-gpu-q")
+        check(close(q.get("07", (0,) * 4)[3], 4 * (5 * 1000 + 5 * 1000)), f"mri Q bytes 40,000: {q}")
+        check("### Roofline: F^H d, problem large, GPU N" not in md, "no roofline on a GPU without a probe")
+
+        # mc: 101 shells x 8 bytes; flop = photons x interactions x (26 + 28 / pi)
+        mc = fig("mc-large-gpu-r").get("04", (0,) * 4)
+        check(close(mc[3], 808) and close(mc[2], 1000 * 75 * (26 + 28 / 3.141592653589793)), f"mc flop and bytes: {mc}")
+        check("1 of 1 rung lies right of the ridge" in section(md, "### Roofline: problem large, GPU R"), "mc compute-bound")
+
+        # epic: voltages 20 samples x 4 channels x 8 stands x 2 pols, one byte each; the image
+        # 6 planes (XX, YY, XY* and YX* re/im) x 4 channels x 16 x 16 floats
+        ep = fig("epic-large-gpu-r")
+        check(close(ep.get("02", (0,) * 4)[3], 20 * 4 * 8 * 2 + 4 * 6 * 4 * 16 * 16), f"epic bytes 25,856: {ep.get('02')}")
+        check(close(ep.get("09", (0,) * 4)[3], 20 * 4 * 8 * 1 + 4 * 1 * 4 * 16 * 16), f"epic XX only 4,736: {ep.get('09')}")
+        epic_md = md[md.find("## epic"):]
+        check(row(epic_md, "09")[1] == "half2" and row(epic_md, "09")[4] == "half2 10.00 T", f"half against half2: {row(epic_md, '09')}")
+
+        # ae: parameters 112 + 296 + 584 + 292 + 111 = 1,395; hidden activations 4 x 64 + 8 x 16 +
+        # 8 x 4 + 4 x 16 = 480 per image; per step 4 x (2 x (192 + 2 x 480) + 2 x 1,395); 3 steps
+        ae_bytes = 3 * 4 * (2 * (3 * 8 * 8 + 2 * 480) + 2 * 1395)  # 61,128
+        ae_md = md[md.find("## ae"):]
+        a = fig("ae-2-large-gpu-r")
+        check(sorted(a) == ["14 bf16"] and close(a["14 bf16"][3], ae_bytes), f"ae bytes {ae_bytes}: {a}")
+        check(row(ae_md, "14 bf16")[4] == "BF16 mma.sync 20.00 T", f"a bf16 step under the BF16 roof: {row(ae_md, '14 bf16')}")
+        check(row(ae_md, "05")[4] == "not placed: record lacks problem.params.model.channels", f"no model: {row(ae_md, '05')}")
+
+    # The committed results: every roofline's table lists its ladder's GPU rows, its figure the
+    # placed ones; and two hand counts on the full problems.
+    with tempfile.TemporaryDirectory() as tmp:
+        md = generate(exe, os.path.join(root, "report", "results"), tmp, "--no-render")
+        names = [n for n in figures_of(md) if n.endswith("-roofline")]
+        check(len(names) >= 4, f"a roofline per track: {names}")
+        for track in ("mri", "mc", "epic", "ae"):
+            check(any(n.startswith(track + "-") for n in names), f"a {track} roofline")
+        for n in names:
+            at = md.find(f"(figures/{n}.png)")
+            table = md[at: md.find("\n\n", md.find("| rung |", at))]
+            listed = re.findall(r"^\| `([^`]+)` \|", table, re.M)
+            placed = [l for l in listed if f"| `{l}` | - |" not in table]
+            with open(os.path.join(tmp, "figures", n[: -len("-roofline")] + "-speedup.dat")) as f:
+                import shlex
+                gpu_rows = [rung_label(v[0]) for v in (shlex.split(l) for l in f if not l.startswith("#")) if v[2] == "1"]
+            check(listed == gpu_rows, f"{n}: the table lists the ladder's GPU rows {gpu_rows}, got {listed}")
+            got = roofline_rungs(os.path.join(tmp, "figures", n + ".dat"))
+            check(sorted(got) == sorted(placed) and placed, f"{n}: the figure has every placed rung {placed}: {sorted(got)}")
+        # mri F^H d large: 3,211,264 samples x 7 floats and 262,144 voxels x 5
+        mri_large = roofline_rungs(os.path.join(tmp, "figures", "mri-fhd-large-nvidia-h200-roofline.dat"))
+        check(mri_large and all(close(v[3], 4 * (7 * 3211264 + 5 * 262144)) for v in mri_large.values()),
+              f"mri large: 95,158,272 bytes: {mri_large}")
+        # ae batch 64 large: 781 steps of 64 x 2,961,408 + 6,015,000 bytes (the full model)
+        ae_large = roofline_rungs(os.path.join(tmp, "figures", "ae-64-large-nvidia-h200-roofline.dat"))
+        check(ae_large and all(close(v[3], 781 * (64 * 4 * (3072 + 2 * 368640) + 8 * 751875)) for v in ae_large.values()),
+              f"ae large: 152,720,732,472 bytes: {ae_large}")
+        # Deterministic: the same records give the same figure files.
+        tmp2 = os.path.join(tmp, "again")
+        generate(exe, os.path.join(root, "report", "results"), tmp2, "--no-render")
+        for n in names:
+            for suffix in (".gp", ".dat", "-roofs.dat"):
+                with open(os.path.join(tmp, "figures", n + suffix), "rb") as a, open(os.path.join(tmp2, "figures", n + suffix), "rb") as b:
+                    check(a.read() == b.read(), f"{n}{suffix} reproducible")
+        if shutil.which("gnuplot"):
+            out = os.path.join(tmp, "rendered")
+            md = generate(exe, os.path.join(root, "report", "results"), out)
+            for n in names:
+                p = os.path.join(out, "figures", n + ".png")
+                check(os.path.isfile(p) and os.path.getsize(p) > 1000, f"{n}.png renders")
+
+
 def main():
     mode, exe, where = sys.argv[1], sys.argv[2], sys.argv[3]
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
      "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections, "studies": mode_studies,
      "ceilings": mode_ceilings, "reconstructions": mode_reconstructions, "tolerance": mode_tolerance,
+     "roofline": mode_roofline,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)

@@ -1,0 +1,18 @@
+# epic-large-nvidia-h200-roofline.gp: rendered by stepwise_report with `gnuplot epic-large-nvidia-h200-roofline.gp`
+set terminal pngcairo size 900,700 noenhanced font "Sans,10"
+set output 'epic-large-nvidia-h200-roofline.png'
+set title 'roofline, epic problem large, NVIDIA H200'
+set logscale xy
+set format x '%.0s%c'
+set format y '%.0s%c'
+set xrange [1.5989203:24161.074]
+set yrange [5.5405137e+11:2.6688267e+14]
+set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
+set ylabel 'attained (flop/s, log scale)'
+set grid
+set key bottom right box opaque
+plot 'epic-large-nvidia-h200-roofline-roofs.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'DRAM (probe copy) 3.978 TB/s', \
+     'epic-large-nvidia-h200-roofline-roofs.dat' index 1 using 1:2 with lines lw 2 lc rgb '#d62728' title 'FP32 63.60 Tflop/s', \
+     'epic-large-nvidia-h200-roofline-roofs.dat' index 2 using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'half2 66.72 Tflop/s', \
+     'epic-large-nvidia-h200-roofline.dat' index 0 using 2:3 with points pt 7 ps 1.2 lc rgb '#2b7bba' title 'rungs', \
+     '' index 1 using 2:3:1 with labels offset char 1.2,0 left font 'Sans,9' notitle
