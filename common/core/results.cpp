@@ -88,6 +88,9 @@ json step_record(const std::string& track, const std::string& step, const std::s
   r["device"] = device_json(device);
   r["timing"] = {{"kernel_ms", stats_json(t.kernel_ms)},
                  {"total_ms", stats_json(t.total_ms)},
+                 {"load_ms", stats_json(t.load_ms)},
+                 {"store_ms", stats_json(t.store_ms)},
+                 {"first_run_ms", t.first_ms},
                  {"repeat", t.repeat},
                  {"warmup", options.warmup}};
   if (!options.tag.empty()) r["tag"] = options.tag;

@@ -34,26 +34,36 @@ std::unique_ptr<KernelTimer> make_host_timer() { return std::make_unique<HostTim
 TimedRuns time_runs(const Phases& phases, KernelTimer& timer, int warmup, int repeat,
                     bool show_progress) {
   Progress progress("run", warmup + repeat, show_progress);
+  double first_ms = 0;
   for (int i = 0; i < warmup; ++i) {
+    HostClock wall;
     phases.load();
     phases.compute();
     phases.store();
+    if (i == 0) first_ms = wall.elapsed_ms();
     progress.advance();
   }
-  std::vector<double> kernel, total;
+  std::vector<double> kernel, total, load, store;
   for (int i = 0; i < repeat; ++i) {
     HostClock wall;
     phases.load();
+    load.push_back(wall.elapsed_ms());
     timer.start();
     phases.compute();
     kernel.push_back(timer.stop_ms());
+    HostClock stored;
     phases.store();
+    store.push_back(stored.elapsed_ms());
     total.push_back(wall.elapsed_ms());
+    if (warmup == 0 && i == 0) first_ms = total.back();
     progress.advance();
   }
   TimedRuns r;
   r.kernel_ms = summarize(kernel);
   r.total_ms = summarize(total);
+  r.load_ms = summarize(load);
+  r.store_ms = summarize(store);
+  r.first_ms = first_ms;
   r.repeat = repeat;
   return r;
 }

@@ -73,6 +73,11 @@ struct Phases {
 
 struct TimedRuns {
   Stats kernel_ms, total_ms;
+  // The load and store phases of the timed runs (the copies to and from the device), and the
+  // very first run's end-to-end time, warm-up or timed: what a process pays once (first
+  // allocations, library plans, lazily loaded kernels) is the first run less a later one.
+  Stats load_ms, store_ms;
+  double first_ms = 0;
   int repeat = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/cuda_check.cuh"
 #include "core/device_array.cuh"
+#include "core/timing.hpp"
 #include "mri/step.hpp"
 
 namespace mri {
@@ -23,10 +24,12 @@ struct DeviceProblem {
   DeviceArray<float> kx, ky, kz, phiR, phiI, dR, dI;
   DeviceArray<float> x, y, z;
   DeviceArray<float> rFhD, iFhD;
+  double upload_ms = 0;  // the last upload(), host clock (a copy from pageable memory returns once staged)
 
   bool q() const { return kernel == Kernel::q; }
 
   void upload(const Inputs& in) {
+    const core::HostClock clock;
     kernel = in.kernel;
     numK = in.numK;
     numX = in.numX;
@@ -38,6 +41,7 @@ struct DeviceProblem {
     }
     x.upload(in.x, numX); y.upload(in.y, numX); z.upload(in.z, numX);
     rFhD.resize(numX); iFhD.resize(numX);
+    upload_ms = clock.elapsed_ms();
   }
   void download(float* outR, float* outI) const {
     rFhD.download(outR);

@@ -16,6 +16,8 @@
 #include "core/cufft_check.cuh"
 #include "core/device_array.cuh"
 #include "core/error.hpp"
+#include "core/fields.hpp"
+#include "core/timing.hpp"
 #include "mri/kaiser_bessel.hpp"  // oversampled_size
 #include "mri/step.hpp"
 
@@ -49,6 +51,7 @@ class OversampledGrid {
   // grid cell. Voxels that are not a grid (Parboil's inputs) are bad input (UsageError).
   template <class Transform>
   void prepare(const Inputs& in, double oversampling, Transform transform) {
+    const core::HostClock clock;
     if (in.nx == 0)
       throw core::UsageError("gridding needs a Cartesian grid of voxels (x = (ix - nx/2)/nx, as generated problems have); "
                              "these voxels are not one");
@@ -68,7 +71,10 @@ class OversampledGrid {
                                std::to_string(3 * cells * sizeof(float2) >> 20) + " MiB with the FFT; " +
                                std::to_string(free >> 20) + " MiB are free");
       grid_.resize(cells);
+      // Made once per grid size and kept: a process that transforms many times pays it once.
+      const core::HostClock plan_clock;
       CUFFT_CHECK(cufftPlan3d(&plan_, g_[2], g_[1], g_[0], CUFFT_C2C));
+      fft_plan_ms_ = plan_clock.elapsed_ms();
     }
     // Voxel i of an axis sits at FFT bin i - n/2 (mod g); divide by the kernel's transform at
     // nu = (i - n/2) / n / sigma cycles per grid cell.
@@ -82,24 +88,44 @@ class OversampledGrid {
       }
     bin_.upload(bin.data(), bin.size());
     scale_.upload(scale.data(), scale.size());
+    prepare_ms_ = clock.elapsed_ms();
   }
 
   int g(int axis) const { return g_[axis]; }
   float sigma(int axis) const { return sigma_[axis]; }
   float2* data() { return grid_.data(); }
 
-  // Every cell to zero, before a spread.
-  void clear() { CUDA_CHECK(cudaMemsetAsync(grid_.data(), 0, grid_.size() * sizeof(float2))); }
+  // Every cell to zero, before a spread. It opens the run's "spread" phase, which
+  // transform_to_voxels() closes: the record's breakdown of compute() (describe()).
+  void clear() {
+    phases_.reset();
+    phases_.begin("spread");
+    CUDA_CHECK(cudaMemsetAsync(grid_.data(), 0, grid_.size() * sizeof(float2)));
+  }
 
   // 2. and 3.: sum_q b_q e^{+i 2 pi q j / g}, cuFFT's inverse (unnormalized), z slowest, in
   // place; then each voxel's bin deapodized into outR/outI, `threads` voxels a block.
   void transform_to_voxels(float* outR, float* outI, int threads) {
     float2* grid = grid_.data();
+    phases_.end();  // the spread
+    phases_.begin("fft");
     CUFFT_CHECK(cufftExecC2C(plan_, reinterpret_cast<cufftComplex*>(grid), reinterpret_cast<cufftComplex*>(grid), CUFFT_INVERSE));
+    phases_.end();
+    phases_.begin("deapodize");
     const int voxels = n_[0] * n_[1] * n_[2];
     deapodize_voxels<<<(voxels + threads - 1) / threads, threads>>>(grid, g_[0], g_[1], n_[0], n_[1], n_[2], bin_.data(),
                                                                     scale_.data(), outR, outI);
     CUDA_CHECK_LAUNCH();
+    phases_.end();
+  }
+
+  // Where the time of load() and compute() went, for the record: the cuFFT plan (made by the
+  // first prepare() only), the last prepare() in all (the plan when made, the grid's
+  // allocation, the deapodization tables), and the last run's phases by CUDA events.
+  void describe(core::Fields& params) const {
+    params.set("fft_plan_ms", fft_plan_ms_).set("prepare_ms", prepare_ms_);
+    core::Fields phases = params.object("phase_ms");
+    for (const auto& [name, ms] : phases_.totals()) phases.set(name, ms);
   }
 
  private:
@@ -109,6 +135,8 @@ class OversampledGrid {
   core::DeviceArray<int> bin_;
   core::DeviceArray<float> scale_;
   cufftHandle plan_ = 0;
+  double fft_plan_ms_ = 0, prepare_ms_ = 0;
+  mutable core::PhaseTimer phases_;  // totals() waits for the events: not a change of state
 };
 
 }  // namespace mri

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -91,6 +92,29 @@ TEST(ReconGpu, NormalOperatorEqualsCpuOnUnevenGrid) {
     mri::GpuNormalOperator(n, q, lambda).apply(rho, got);
     EXPECT_LT(rel_diff(got, want), 1e-12) << "lambda " << lambda;
   }
+}
+
+// The plan made once and the kernel replaced (mri_recon makes the operator before Q exists):
+// an operator whose kernel was set twice gives the products of one made with the second Q
+// alone, bit for bit (the same plan, the same arithmetic), and one with no kernel refuses.
+TEST(ReconGpu, KernelSetAfterThePlanAndReplaced) {
+  const std::array<int, 3> n{6, 4, 5};
+  const cvec q1 = random_vector(size_t(8) * 12 * 10, 16), q2 = random_vector(size_t(8) * 12 * 10, 17);
+  const cvec rho = random_vector(size_t(6) * 4 * 5, 18);
+  mri::GpuNormalOperator made_first(n, 0.5);
+  cvec got, want;
+  EXPECT_THROW(made_first.apply(rho, got), std::logic_error);
+  EXPECT_THROW(mri::conjugate_gradient_gpu(made_first, rho, 2), std::logic_error);
+  made_first.set_kernel(q1);
+  made_first.set_kernel(q2);
+  made_first.apply(rho, got);
+  mri::GpuNormalOperator(n, q2, 0.5).apply(rho, want);
+  EXPECT_EQ(got, want);
+  EXPECT_LT(rel_diff(got, cpu_normal(n, q2, 0.5, rho)), 1e-12);
+  const auto& t = made_first.setup_timing();
+  EXPECT_GE(t.plan_ms, 0);
+  EXPECT_GE(t.upload_ms, 0);
+  EXPECT_GE(t.transform_ms, 0);
 }
 
 // The regularizer's share alone (Q = 0): lambda W^H W, every boundary case of the differences.

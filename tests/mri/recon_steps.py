@@ -1,13 +1,37 @@
 #!/usr/bin/env python3
 """mri_recon with F^H d and Q computed by ladder step programs (--fhd-step/--q-step ID): the
 least-squares image of each named step within 0.2 dB of the one from the CPU double
-reference's sums, on tiny. A step that needs a GPU makes the test SKIP (77) where there is none.
+reference's sums, on tiny; and the record's times of a step program: Q and F^H d are its timed
+run (after a warm-up), its first run and what the process paid once are recorded beside them
+and added up in first_image_ms, and a gridding step (11 on) breaks its run into phases. A step
+that needs a GPU makes the test SKIP (77) where there is none.
 Usage: recon_steps.py MRI_RECON WORKDIR STEP [STEP...]"""
 import json, os, shutil, subprocess, sys, tempfile
 
 exe, work, steps = sys.argv[1], sys.argv[2], sys.argv[3:]
 os.makedirs(work, exist_ok=True)
 work = tempfile.mkdtemp(prefix='recon_steps_', dir=work)  # tests run side by side
+
+
+def check_times(step, t):
+    for sum_ in ('q', 'fhd'):
+        phases = t.get(f'{sum_}_phases_ms')
+        if not isinstance(phases, dict):
+            sys.exit(f"recon_steps.py: {step}: the record has no timing.{sum_}_phases_ms")
+        want = ['first_run', 'load', 'store']
+        if int(step[:2]) >= 11:  # the gridding steps record their own breakdown
+            want += ['upload', 'plan', 'prepare', 'fft_plan', 'spread', 'fft', 'deapodize', 'device_setup']
+        for key in want:
+            if not phases.get(key, -1) >= 0:
+                sys.exit(f"recon_steps.py: {step}: timing.{sum_}_phases_ms has no {key} ({phases})")
+        if not phases['load'] + phases['store'] <= t[f'{sum_}_ms'] * (1 + 1e-9):
+            sys.exit(f"recon_steps.py: {step}: {sum_}'s load and store ({phases}) exceed its run, {t[f'{sum_}_ms']} ms")
+    total = t['q_ms'] + t['fhd_ms'] + t['solver_ms']
+    if not abs(t['total_ms']['median'] - total) <= 1e-9 * total:
+        sys.exit(f"recon_steps.py: {step}: total_ms {t['total_ms']['median']} is not Q + F^H d + solver, {total}")
+    if not abs(t['first_image_ms'] - total - t['one_time_ms']) <= 1e-9 * abs(t['first_image_ms']):
+        sys.exit(f"recon_steps.py: {step}: first_image_ms {t['first_image_ms']} is not the total {total} "
+                 f"plus one_time_ms {t['one_time_ms']}")
 
 
 def psnr(step):
@@ -25,6 +49,8 @@ def psnr(step):
     (record,) = map(json.loads, open(path))
     if record['params']['fhd_step'] != step or record['params']['q_step'] != step:
         sys.exit(f"recon_steps.py: the record names {record['params']['fhd_step']}/{record['params']['q_step']}, not {step}")
+    if step != 'cpu-double':
+        check_times(step, record['timing'])
     return record['validation']['psnr_db']
 
 

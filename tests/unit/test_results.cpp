@@ -1,8 +1,10 @@
 // Results lines parse back to the schema; malformed records are named.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include <sys/wait.h>
@@ -12,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/results.hpp"
+#include "core/timing.hpp"
 
 namespace {
 
@@ -19,6 +22,9 @@ core::json sample_record() {
   core::TimedRuns t;
   t.kernel_ms = {1.5, 1.25, 2.0};
   t.total_ms = {2.5, 2.25, 3.0};
+  t.load_ms = {0.5, 0.4, 0.6};
+  t.store_ms = {0.25, 0.2, 0.3};
+  t.first_ms = 120;
   t.repeat = 3;
   core::DeviceInfo d{"NVIDIA H100 80GB HBM3", "9.0", 132, 1980, 0};
   core::CoreOptions o;
@@ -49,6 +55,9 @@ TEST(Results, AppendedLineParsesBackToTheSchema) {
     EXPECT_EQ(r["kind"], "gpu");
     EXPECT_EQ(r["device"]["sms"], 132);
     EXPECT_EQ(r["timing"]["kernel_ms"]["median"], 1.5);
+    EXPECT_EQ(r["timing"]["load_ms"]["median"], 0.5);
+    EXPECT_EQ(r["timing"]["store_ms"]["median"], 0.25);
+    EXPECT_EQ(r["timing"]["first_run_ms"], 120);
     EXPECT_EQ(r["tag"], "tune");
     EXPECT_FALSE(r["commit"].get<std::string>().empty());
   }
@@ -130,6 +139,31 @@ TEST(Results, ProbeRecordNeedsCeilings) {
   EXPECT_NE(core::check_record(p), "");
   p["ceilings"] = {{"sfu_per_s", 4e12}};
   EXPECT_EQ(core::check_record(p), "");
+}
+
+// The first run, warm-up or timed, is recorded apart (what a process pays once shows as its
+// excess over the timed runs), and each timed run's load and store are inside its end-to-end
+// time. The first load sleeps: the sleep must land in first_ms whether or not there is a
+// warm-up, and only there (the timed runs' loads do not sleep; no bound on their own time).
+TEST(Timing, FirstRunAndPhasesAreRecorded) {
+  for (int warmup : {0, 1}) {
+    int loads = 0, computes = 0, stores = 0;
+    const core::Phases phases{[&] {
+                                if (loads++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                              },
+                              [&] { ++computes; }, [&] { ++stores; }};
+    const auto timer = core::make_host_timer();
+    const core::TimedRuns t = core::time_runs(phases, *timer, warmup, 3, false);
+    EXPECT_EQ(loads, warmup + 3);
+    EXPECT_EQ(computes, warmup + 3);
+    EXPECT_EQ(stores, warmup + 3);
+    EXPECT_GE(t.first_ms, 30.0) << "warmup " << warmup;
+    EXPECT_GE(t.load_ms.min, 0.0);
+    EXPECT_GE(t.store_ms.min, 0.0);
+    EXPECT_GE(t.total_ms.max, t.load_ms.max) << "a run's load is inside its end-to-end time";
+    if (warmup == 1) EXPECT_LT(t.load_ms.max, 30.0) << "the warm-up's sleep counted in a timed run";
+    else EXPECT_GE(t.load_ms.max, 30.0) << "the first timed run's sleep is its load";
+  }
 }
 
 }  // namespace

@@ -200,6 +200,8 @@ class GriddingStep final : public Step {
   void describe(core::Fields& params) const override {
     params.set("kernel_width", kernel_.width).set("beta", kernel_.beta);
     params.set("subproblems", subproblems_.size()).set("plan_ms", plan_ms_);  // the last load()'s plan
+    params.set("upload_ms", dev_.upload_ms);
+    grid_.describe(params);  // the FFT's plan, the grid's preparation, compute()'s phases
   }
 
  private:

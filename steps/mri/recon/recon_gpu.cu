@@ -14,6 +14,7 @@
 #include "core/cuda_check.cuh"
 #include "core/cufft_check.cuh"
 #include "core/device_array.cuh"
+#include "core/timing.hpp"
 #include "recon_gpu.hpp"
 
 namespace mri {
@@ -175,7 +176,7 @@ struct GpuNormalOperator::Device {
 
 bool gpu_solver_built() { return true; }
 
-GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, const cvec& q2n, double lambda)
+GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, double lambda)
     : n_(n), lambda_(lambda), device_(std::make_unique<Device>()) {
   Device& g = *device_;
   for (int a = 0; a < 3; ++a) {
@@ -184,14 +185,29 @@ GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, const cvec& q2n, doub
   }
   g.voxels = size_t(n[0]) * n[1] * n[2];
   g.cells = size_t(g.d.L[0]) * g.d.L[1] * g.d.L[2];
-  if (q2n.size() != g.cells) throw std::logic_error("GpuNormalOperator: Q must hold (2n)^3 values");
+  const core::HostClock clock;
   g.partials.resize(kDotBlocks);
   g.total.resize(1);
-  // Q goes up into `grid` (free until the first product), is shifted into the circulant's first
-  // column in kernel_hat, transformed there and divided by (2n)^3 once, as on the CPU.
-  g.grid.upload(as_device_complex(q2n), g.cells);
+  g.grid.resize(g.cells);
   g.kernel_hat.resize(g.cells);
   CUFFT_CHECK(cufftPlan3d(&g.plan, g.d.L[2], g.d.L[1], g.d.L[0], CUFFT_Z2Z));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  timing_.plan_ms = clock.elapsed_ms();
+}
+
+GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, const cvec& q2n, double lambda) : GpuNormalOperator(n, lambda) {
+  set_kernel(q2n);
+}
+
+void GpuNormalOperator::set_kernel(const cvec& q2n) {
+  Device& g = *device_;
+  if (q2n.size() != g.cells) throw std::logic_error("GpuNormalOperator: Q must hold (2n)^3 values");
+  // Q goes up into `grid` (free until the first product), is shifted into the circulant's first
+  // column in kernel_hat, transformed there and divided by (2n)^3 once, as on the CPU.
+  core::HostClock clock;
+  g.grid.upload(as_device_complex(q2n), g.cells);
+  timing_.upload_ms = clock.elapsed_ms();
+  clock = core::HostClock();
   circulant_column<<<blocks_for(g.cells), kThreads>>>(g.grid.data(), g.kernel_hat.data(), g.d);
   CUDA_CHECK_LAUNCH();
   CUFFT_CHECK(cufftExecZ2Z(g.plan, reinterpret_cast<cufftDoubleComplex*>(g.kernel_hat.data()),
@@ -199,12 +215,15 @@ GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, const cvec& q2n, doub
   scale<<<blocks_for(g.cells), kThreads>>>(g.kernel_hat.data(), g.cells, 1.0 / double(g.cells));
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
+  timing_.transform_ms = clock.elapsed_ms();
+  has_kernel_ = true;
 }
 
 GpuNormalOperator::~GpuNormalOperator() = default;
 
 void GpuNormalOperator::apply(const cvec& rho, cvec& out) const {
   if (rho.size() != voxels()) throw std::logic_error("GpuNormalOperator::apply: rho must hold n^3 values");
+  if (!has_kernel_) throw std::logic_error("GpuNormalOperator::apply: no kernel yet (set_kernel)");
   core::DeviceArray<double2> p, ap;
   p.upload(as_device_complex(rho), rho.size());
   ap.resize(rho.size());
@@ -217,6 +236,7 @@ CgResult conjugate_gradient_gpu(const GpuNormalOperator& a, const cvec& b, int i
                                 const std::function<void(int, double)>& each_iteration) {
   GpuNormalOperator::Device& g = *a.device_;
   if (b.size() != g.voxels) throw std::logic_error("conjugate_gradient_gpu: b must hold n^3 values");
+  if (!a.has_kernel_) throw std::logic_error("conjugate_gradient_gpu: the operator has no kernel yet (set_kernel)");
   core::DeviceArray<double2> rho, r, p, ap;
   r.upload(as_device_complex(b), b.size());
   p.resize(b.size());

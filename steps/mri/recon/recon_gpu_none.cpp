@@ -13,7 +13,9 @@ struct GpuNormalOperator::Device {};
 
 bool gpu_solver_built() { return false; }
 
+GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, double lambda) : n_(n), lambda_(lambda) { not_built(); }
 GpuNormalOperator::GpuNormalOperator(std::array<int, 3> n, const cvec&, double lambda) : n_(n), lambda_(lambda) { not_built(); }
+void GpuNormalOperator::set_kernel(const cvec&) { not_built(); }
 GpuNormalOperator::~GpuNormalOperator() = default;
 void GpuNormalOperator::apply(const cvec&, cvec&) const { not_built(); }
 

@@ -165,8 +165,9 @@ bool is_ladder_id(const std::string& name) {
 }
 
 // A ladder step run as its own program: the problem written as a folder, the step run on it
-// once (no warm-up; mri_recon measures the image), its --out read back, and its own times from
-// its --json record. What runs is exactly the step's program, GPU steps included; exit 77 (no
+// twice (a warm-up, then the timed run: the record holds both, so what the process pays once
+// is apart from what each image costs), its --out read back, and its own times from its
+// --json record. What runs is exactly the step's program, GPU steps included; exit 77 (no
 // GPU) passes through.
 SumStep program_sums(const std::string& id, const std::filesystem::path& exe, SumTiming* timing) {
   return [id, exe, timing](const Problem& p, Kernel k) {
@@ -177,7 +178,7 @@ SumStep program_sums(const std::string& id, const std::filesystem::path& exe, Su
     save_folder(p, dir.string());
     const fs::path out = dir / "out.npy", record = dir / "record.jsonl";
     const std::string cmd = "'" + exe.string() + "' --input '" + dir.string() + "' --kernel " + kernel + " --out '" +
-                            out.string() + "' --json '" + record.string() + "' --repeat 1 --warmup 0 --quiet";
+                            out.string() + "' --json '" + record.string() + "' --repeat 1 --warmup 1 --quiet";
     const int status = std::system(cmd.c_str());
     const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (rc == core::kNoGpu) {
@@ -200,8 +201,27 @@ SumStep program_sums(const std::string& id, const std::filesystem::path& exe, Su
         fs::remove_all(dir);
         throw core::RuntimeError("mri_" + id + " --kernel " + kernel + " wrote no readable results record: " + wrong);
       }
-      timing->step_ms = r["timing"]["total_ms"]["median"].get<double>();
-      timing->kernel_ms = r["timing"]["kernel_ms"]["median"].get<double>();
+      const core::json& t = r["timing"];
+      const auto number = [](const core::json& object, const char* key) {
+        return object.is_object() && object.contains(key) && object[key].is_number() ? object[key].get<double>() : NAN;
+      };
+      const auto median = [&](const char* key) { return t.contains(key) ? number(t[key], "median") : NAN; };
+      timing->step_ms = median("total_ms");
+      timing->kernel_ms = median("kernel_ms");
+      timing->load_ms = median("load_ms");
+      timing->store_ms = median("store_ms");
+      timing->first_ms = number(t, "first_run_ms");
+      timing->device_setup_ms = number(t, "device_setup_ms");
+      const core::json& params = r["params"];
+      timing->upload_ms = number(params, "upload_ms");
+      timing->plan_ms = number(params, "plan_ms");
+      timing->prepare_ms = number(params, "prepare_ms");
+      timing->fft_plan_ms = number(params, "fft_plan_ms");
+      const core::json empty = core::json::object();
+      const core::json& phases = params.contains("phase_ms") ? params["phase_ms"] : empty;
+      timing->spread_ms = number(phases, "spread");
+      timing->fft_ms = number(phases, "fft");
+      timing->deapodize_ms = number(phases, "deapodize");
     }
     fs::remove_all(dir);
     if (values.size() != p.voxels())

@@ -60,12 +60,22 @@ cvec gridding_image(const Problem& p, const GriddingParams& g);
 // 3e-8 against the direct sum (steps/mri/recon/README.md, gridding accuracy), in O(M + N log N).
 cvec nufft_sums(const Problem& p, Kernel kernel);
 
-// What a ladder step's program says of its own run, from its results record: its end-to-end
-// time (the copies to and from the GPU included; the program's start, its GPU context and the
-// validation its harness does on every written output excluded) and its kernel time. NaN for
-// the sums mri_recon computes itself.
+// What a ladder step's program says of its own run, from its results record. The program runs
+// once as a warm-up and once timed: step_ms is the timed run's end-to-end time (the copies to
+// and from the GPU, the binning plan and the kernels; what each further image costs a process
+// that keeps its cuFFT plan), first_ms the warm-up's (the same plus what a process pays once:
+// the plan, the first allocations, kernels loaded on first use), device_setup_ms the program's
+// CUDA context before any run. The program's start and the validation its harness does on
+// every written output are in neither. The rest break the timed run down (the gridding steps
+// record them; NaN where a step does not): load = upload + binning plan + the grid's
+// preparation, compute = spread + fft + deapodize (CUDA events), store. NaN for the sums
+// mri_recon computes itself.
 struct SumTiming {
-  double step_ms = NAN, kernel_ms = NAN;
+  double step_ms = NAN, kernel_ms = NAN, first_ms = NAN, device_setup_ms = NAN;
+  double load_ms = NAN, upload_ms = NAN, plan_ms = NAN, prepare_ms = NAN, fft_plan_ms = NAN;
+  double spread_ms = NAN, fft_ms = NAN, deapodize_ms = NAN, store_ms = NAN;
+  // What the program paid once: its context and its first run's excess over the timed run.
+  double one_time_ms() const { return (std::isnan(device_setup_ms) ? 0 : device_setup_ms) + first_ms - step_ms; }
 };
 
 // sum_step() with "nufft" added: cpu-double, cpu-single, nufft. A ladder step's program fills
