@@ -384,9 +384,14 @@ class Writer {
     return "gridding of w d (W " + param(r, "kernel_width") + ")";
   }
   // Where the CG ran: params.solver (cpu | gpu); records from before the GPU solver ran it on the CPU.
+  // Where CG ran, the GPU named: one table holds every device's records of a problem, and a row
+  // of one GPU must neither replace nor pass for another's.
   static std::string solver_of(const Record& r) {
     const std::string s = param(r, "solver");
-    return s.empty() ? "cpu" : s;
+    if (s != "gpu") return s.empty() ? "cpu" : s;
+    std::string name = text_at(r.data, "device.name").value_or("");
+    if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+    return name.empty() ? s : s + " (" + name + ")";
   }
   static std::vector<std::vector<double>> plane_of(const Record& r, const std::string& which) {
     std::vector<std::vector<double>> rows;
@@ -424,21 +429,28 @@ class Writer {
       solver = "least squares by " + param(ls, "iterations") + " CG iterations, lambda " + param(ls, "lambda") + "; ";
     md_ << "Problem `" << first.problem() << "` (digest `" << text_at(first.data, "problem.digest").value_or("?")
         << "`): " << sources_line(rows) << ". Each image against the true image (the object averaged over each voxel); "
-        << solver << "times in ms, Q and F^H d by the program named (a ladder step's own program, run once on the "
-        << "problem: its end-to-end time as its own record gives it, the copies included, its start and the "
-        << "validation of its output not).\n\n"
-        << table_row({"image", "F^H d by", "Q by", "CG on", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)"})
-        << table_rule(9, 4);
+        << solver << "times in ms, Q and F^H d by the program named (a ladder step's own program on the problem: its "
+        << "end-to-end time as its own record gives it, the copies included, its start and the validation of its output "
+        << "not). Per image: the step programs' timed run after one warm-up and the solver with its plan made before; "
+        << "first image: per image plus what a fresh process pays once (CUDA contexts, cuFFT plans, first launches). "
+        << "A time marked * is a first run: the record predates the split (first image n/a).\n\n"
+        << table_row({"image", "F^H d by", "Q by", "CG on", "rel. error (%)", "PSNR (dB)", "Q (ms)", "F^H d (ms)", "solver (ms)",
+                      "per image (ms)", "first image (ms)"})
+        << table_rule(11, 4);
     for (const Record* r : rows) {
       const bool ls = param(*r, "method") == "ls";
+      // Records from before the per-image split hold each sum's first run under the same names.
+      const auto first_image = number_at(r->data, "timing.first_image_ms");
+      const std::string mark = ls && !first_image ? "*" : "";
+      const auto ms = [&](const char* path) { return fmt_ms(number_at(r->data, path).value_or(NAN)) + mark; };
       md_ << table_row({image_of(*r), ls ? "`" + param(*r, "fhd_step") + "`" : "-", ls ? "`" + param(*r, "q_step") + "`" : "-",
                         ls ? solver_of(*r) : "-",
                         printf_string("%.2f", number_at(r->data, "validation.rel_error_pct").value_or(NAN)),
                         // three decimals: the steps' images differ from CPU double's by thousandths of a dB
                         printf_string("%.3f", number_at(r->data, "validation.psnr_db").value_or(NAN)),
-                        ls ? fmt_ms(number_at(r->data, "timing.q_ms").value_or(NAN)) : "-",
-                        fmt_ms(number_at(r->data, "timing.fhd_ms").value_or(NAN)),
-                        ls ? fmt_ms(number_at(r->data, "timing.solver_ms").value_or(NAN)) : "-"});
+                        ls ? ms("timing.q_ms") : "-", ms("timing.fhd_ms"), ls ? ms("timing.solver_ms") : "-",
+                        ls && first_image ? fmt_ms(number_at(r->data, "timing.total_ms.median").value_or(NAN)) : "-",
+                        first_image ? fmt_ms(*first_image) : "n/a"});
     }
     md_ << "\n";
     montage_of(rows);

@@ -393,6 +393,7 @@ def mode_studies(exe, fixtures):
     gpu_cg = recon("ls", "10_phase_recurrence", "10_phase_recurrence", 1.7, 40.0)
     gpu_cg["params"]["solver"] = "gpu"
     gpu_cg["timing"]["solver_ms"] = 0.5
+    gpu_cg["timing"]["first_image_ms"] = 400.0  # a record with the per-image split: its times per image
     rows.append(gpu_cg)
     for w, e in ((3, 2e-3), (4, 3e-4)):
         g = json.loads(json.dumps(base))
@@ -423,6 +424,11 @@ def mode_studies(exe, fixtures):
                         ("`10_phase_recurrence`", "gpu")], f"quality rows in order, CG on the CPU or the GPU: {order}")
         gpu_row = [l for l in lines if l.split("|")[4].strip() == "gpu"]
         check(bool(gpu_row) and gpu_row[0].split("|")[9].strip() == "0.5000", "the GPU solver's time in its own row")
+        check(bool(gpu_row) and [c.strip() for c in gpu_row[0].split("|")[10:12]] == ["9.000", "400.0"],
+              f"per image (total_ms) and first image beside it: {gpu_row[:1]}")
+        cpu_row = [l for l in lines if l.split("|")[2].strip() == "`07_sfu`"]
+        check(bool(cpu_row) and cpu_row[0].split("|")[7].strip().endswith("*") and cpu_row[0].split("|")[11].strip() == "n/a",
+              f"a record without the split: its times marked as first runs, no first image: {cpu_row[:1]}")
         grid_row = [l for l in table.splitlines() if l.startswith("| gridding (W 4, sigma 2) |")]
         check(bool(grid_row) and [c.strip() for c in grid_row[0].split("|")[5:7]] == ["4.80", "35.200"],
               "gridding's error and PSNR")
