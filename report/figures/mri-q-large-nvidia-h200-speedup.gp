@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mri-q-large-nvidia-h200-speedup.png'
 set title 'mri Q, problem large (3211264 samples x 262144 voxels), NVIDIA H200'
 set logscale y
-set yrange [0.33333333:9051.4668]
-set xrange [-0.6:5.6]
+set yrange [0.33333333:9357.4975]
+set xrange [-0.6:6.6]
 set ylabel 'speedup over 07_sfu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
