@@ -25,9 +25,11 @@ std::string Record::commit() const {
 
 std::string Record::row_name() const {
   // A peer's modes (PyTorch fp32, tf32_cl) and a step's precisions (ae 08's tf32, bf16) are rows of their own.
+  // A mode names its precision already (the peer records both): the mode alone is the row, so a
+  // record with params.precision and an older one without it are the same row.
   const auto mode = text_at(data, "params.mode");
   std::string name = mode ? step() + " " + *mode : step();
-  if (const auto precision = text_at(data, "params.precision")) name += " " + *precision;
+  if (const auto precision = text_at(data, "params.precision"); precision && !mode) name += " " + *precision;
   // A tagged run of a step (mri 11's --kernel-width 5 as "width5") is a row of its own.
   const std::string t = tag();
   if (!t.empty() && t != "tune" && t != "sizes") name += " (" + t + ")";

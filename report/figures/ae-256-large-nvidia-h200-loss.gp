@@ -26,11 +26,9 @@ plot 'ae-256-large-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7
      'ae-256-large-nvidia-h200-loss.dat' index 15 using 1:2 with linespoints pt 7 ps 0.8 title '19_sgd_arranged', \
      'ae-256-large-nvidia-h200-loss.dat' index 16 using 1:2 with linespoints pt 7 ps 0.8 title '20_cuda_graph', \
      'ae-256-large-nvidia-h200-loss.dat' index 17 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 18 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32 fp32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 19 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl tf32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile tf32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 21 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile_ro tf32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 22 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl', \
-     'ae-256-large-nvidia-h200-loss.dat' index 23 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl bf16', \
-     'ae-256-large-nvidia-h200-loss.dat' index 24 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile bf16', \
-     'ae-256-large-nvidia-h200-loss.dat' index 25 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile_ro bf16'
+     'ae-256-large-nvidia-h200-loss.dat' index 18 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl', \
+     'ae-256-large-nvidia-h200-loss.dat' index 19 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile', \
+     'ae-256-large-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile_ro', \
+     'ae-256-large-nvidia-h200-loss.dat' index 21 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl', \
+     'ae-256-large-nvidia-h200-loss.dat' index 22 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile', \
+     'ae-256-large-nvidia-h200-loss.dat' index 23 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile_ro'

@@ -487,7 +487,12 @@ def ceiling_records(base):
             rec("ae", "05_tf32", "GPU T", {"flop": 5e9}, params=ae, klass="tf32"),
             # and a BF16 step against the BF16 rate: 5e11 of 2e13
             rec("ae", "06_bf16", "GPU T", {"flop": 5e9}, params=ae, klass="bf16"),
-            rec("ae", "02_fp32", "GPU Q", {"flop": 2e9}, params=ae, klass="fp32")]
+            rec("ae", "02_fp32", "GPU Q", {"flop": 2e9}, params=ae, klass="fp32"),
+            # the peer's mode before and after its records named the precision too: one row, the newer
+            dict(rec("ae", "pytorch", "GPU P", {"flop": 5e9}, params=dict(ae, mode="tf32_cl"), klass="tf32"),
+                 time="2026-01-01T00:00:00Z"),
+            dict(rec("ae", "pytorch", "GPU P", {"flop": 5e9}, value=200.0, params=dict(ae, mode="tf32_cl", precision="tf32"),
+                     klass="tf32"), time="2026-02-01T00:00:00Z")]
     epic = lambda step, gpu, fft, volts, acc="fp32": rec("epic", step, gpu, {"fft_flop": fft, "voltage_bytes": volts},
                                                        unit="ms/gulp", value=10.0, params={"accuracy": acc})
     rows += [epic("00_cpu", None, 3e9, 5e8),
@@ -531,6 +536,9 @@ def mode_ceilings(exe, fixtures):
                            ("07_no_flop", "n/a (record lacks work.flop)")]:
             check(cell(ae_p, step) == want, f"ae {step} on GPU P: {cell(ae_p, step)!r}, want {want!r}")
         check(row(ae_p, "08_two tf32") and row(ae_p, "08_two bf16"), "a step's two precisions are two rows")
+        peer_rows = [l for l in ae_p.splitlines() if l.startswith("| `pytorch")]
+        check(len(peer_rows) == 1 and peer_rows[0].startswith("| `pytorch tf32_cl` |") and "200" in peer_rows[0],
+              f"a peer mode is one row, the newest record's, whether or not it names its precision: {peer_rows}")
         head = next((l for l in ae_p.splitlines() if l.startswith("| step |")), "")
         heads = [c.strip() for c in head.split("|")[1:-1]]
         check("peak memory (MiB)" in heads, f"a peak memory column where a row recorded it: {heads}")
