@@ -226,8 +226,8 @@ if has mc-tune; then  # ./stepwise tune of the steps named (60 points at 2^30 ea
   done
 fi
 
-if has mc-profile; then  # instructions per interaction: the flat loop (05), its cuts (06, 07), the walk in r (09)
-  for s in 05_gpu_flat_loop 06_gpu_lean_interaction 07_gpu_tuned 09_radial_walk; do
+if has mc-profile; then  # instructions per interaction: the flat loop (05), its cuts (06, 07, 10, 11), the walk in r (09, 12)
+  for s in 05_gpu_flat_loop 06_gpu_lean_interaction 07_gpu_tuned 09_radial_walk 10_gpu_fewer_bits 11_gpu_circle_table 12_radial_carry_vote; do
     n=${s%%_*}
     ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
       --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \
