@@ -1,7 +1,7 @@
 #!/bin/bash
 # On a GPU machine: what proves EPIC's validation there. Phases (arguments, default all):
-#   build    the GPU steps, 07_sample_trips's known-wrong builds and the error tools (nothing else)
-#   mutants  07's mutants at tiny, small and large: each must fail validation, the
+#   build    the GPU steps, 07_sample_trips's and 12_tensor_dft's known-wrong builds and the error tools
+#   mutants  07's and 12's mutants at tiny, small and large: each must fail validation, the
 #            zero-baseline check among what says so (tests/epic/meson.build)
 #   steps    every GPU step at tiny, small and large with --check: each must pass (10 and 11 at
 #            128 x 128); the verdict lines go to the log
@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 phases=" ${*:-build mutants steps tests errors} "
 has() { [[ "$phases" == *" $1 "* ]]; }
 for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/nvcc" ] && { export PATH="$d:$PATH"; break; }; done
-steps="01_gpu_pipeline 02_gather_grid 03_multiply_accumulate 04_gpu_batched 05_fused 06_occupied_columns 07_sample_trips 08_pol_pairs 09_fused_half 10_cluster_128 11_folded_128"
+steps="01_gpu_pipeline 02_gather_grid 03_multiply_accumulate 04_gpu_batched 05_fused 06_occupied_columns 07_sample_trips 08_pol_pairs 09_fused_half 10_cluster_128 11_folded_128 12_tensor_dft"
 mutants="zero_channel swap_channels duplicate_channel drop_gulp repeat_gulp unsquared_correction"
 status=0
 # The tests whose names match a pattern (meson lists "SUITE / NAME" or "SUITE - PROJECT:NAME").
@@ -32,14 +32,14 @@ test_names() {
 if has build; then
   targets=""
   for s in $steps; do targets+=" epic_$s epic_power_errors_$s"; done
-  for m in $mutants; do targets+=" epic_mutant_07_sample_trips_$m"; done
+  for m in $mutants; do targets+=" epic_mutant_07_sample_trips_$m epic_mutant_12_tensor_dft_$m"; done
   { [ -f "$B/build.ninja" ] || meson setup "$B" "$ROOT"; } > "$OUT/build.log" 2>&1 \
     && meson compile -C "$B" $targets >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "build ok"
 fi
 
 if has mutants; then
-  names=$(test_names '^epic_mutant_07_sample_trips_') || exit 1
+  names=$(test_names '^epic_mutant_(07_sample_trips|12_tensor_dft)_') || exit 1
   meson test -C "$B" --no-rebuild --print-errorlogs --num-processes 4 $names > "$OUT/mutants.log" 2>&1 || status=1
   grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):" "$OUT/mutants.log"
 fi
