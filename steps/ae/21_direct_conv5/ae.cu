@@ -802,7 +802,7 @@ class ImplicitGemm final : public NhwcLayers {
     const Conv& c5 = L_[kConv5];
     if (c5.out != kOut5 || out_ch_[kConv5] != 4 || in_ch_[kConv5] > kThreads5 || in_ch_[kConv5] != out_ch_[kConv5 - 1] ||
         c5.height != 2 * L_[kConv5 - 1].height || c5.width != 2 * L_[kConv5 - 1].width)
-      throw core::UsageError("21_direct_conv5 wants conv5 with 3 outputs, at most 256 inputs, after x2 upsampling");
+      throw core::UsageError("conv5's direct kernels want 3 outputs, at most 256 inputs, after x2 upsampling");
     d_a4_.resize(size_t(batch) * L_[kConv5 - 1].pixels() * out_ch_[kConv5 - 1]);
     partials = std::max(partials, size_t(conv5_splits(batch)) * (size_t(kTaps5) * c5.in + kOut5));
     partials_.resize(partials);
