@@ -1,7 +1,7 @@
 # mc-large-nvidia-h200-heat-profile.gp: rendered by stepwise_report with `gnuplot mc-large-nvidia-h200-heat-profile.gp`
 set terminal pngcairo size 900,680 noenhanced font "Sans,10"
 set output 'mc-large-nvidia-h200-heat-profile.png'
-set title 'heat profile, 09_radial_walk, problem large, NVIDIA H200'
+set title 'heat profile, 12_radial_carry_vote, problem large, NVIDIA H200'
 set xrange [0:5.02475]
 set lmargin 12
 set multiplot
