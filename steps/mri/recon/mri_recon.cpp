@@ -6,7 +6,6 @@
 // transform (--data object, blurred by --blur voxels) or the ladder's d = phi F (--data
 // ladder); both images are compared with the image the data describe, the object averaged
 // over each voxel's box (recon_model.hpp).
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 #include "recon_gpu.hpp"
 #include "recon_model.hpp"
 #include "core/results.hpp"
+#include "core/timing.hpp"
 
 namespace {
 
@@ -36,10 +36,6 @@ struct Options {
   int undersample = 1, iterations = 50, kernel_width = 4;
   bool quiet = false, diagnose = false;
 };
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int run(int argc, char** argv) {
   Options o;
@@ -93,7 +89,7 @@ int run(int argc, char** argv) {
   // The CUDA context is made here and timed apart (context_ms): a process pays it once.
   core::DeviceInfo device;
   double context_ms = 0;
-  const auto t_context = std::chrono::steady_clock::now();
+  const core::HostClock context_clock;
   if (!gridding) {
     if (solver_opt->count() == 0) {
       o.solver = "cpu";
@@ -106,7 +102,7 @@ int run(int argc, char** argv) {
       device = core::require_gpu(0);
     }
   }
-  context_ms = ms_since(t_context);
+  context_ms = context_clock.elapsed_ms();
   const bool gpu_solver = o.solver == "gpu";
   mri::ReconSpec spec;
   spec.size = o.size; spec.seed = o.seed; spec.noise = o.noise; spec.undersample = o.undersample;
@@ -127,9 +123,9 @@ int run(int argc, char** argv) {
   std::unique_ptr<mri::GpuNormalOperator> gpu_operator;
   double solver_init_ms = 0;
   if (gpu_solver && o.method == "ls") {
-    const auto t_init = std::chrono::steady_clock::now();
+    const core::HostClock init_clock;
     gpu_operator = std::make_unique<mri::GpuNormalOperator>(p.grid, o.lambda);
-    solver_init_ms = ms_since(t_init);
+    solver_init_ms = init_clock.elapsed_ms();
   }
 
   // Q and F^H d: a ladder step's program counts from its own record (its timed run after a
@@ -141,13 +137,13 @@ int run(int argc, char** argv) {
   mri::cvec rho;
   std::vector<double> residuals;
   if (o.method == "ls") {
-    auto t0 = std::chrono::steady_clock::now();
+    core::HostClock t0;
     const mri::cvec fhd = fhd_step(p, mri::Kernel::fhd);
-    fhd_wall_ms = ms_since(t0);
+    fhd_wall_ms = t0.elapsed_ms();
     fhd_ms = std::isnan(fhd_timing.step_ms) ? fhd_wall_ms : fhd_timing.step_ms;
-    t0 = std::chrono::steady_clock::now();
+    t0 = core::HostClock();
     const mri::cvec q = q_step(mri::toeplitz_problem(p), mri::Kernel::q);
-    q_wall_ms = ms_since(t0);
+    q_wall_ms = t0.elapsed_ms();
     q_ms = std::isnan(q_timing.step_ms) ? q_wall_ms : q_timing.step_ms;
     const auto progress = [&](int it, double rel) {
       if (o.quiet) return;
@@ -160,19 +156,19 @@ int run(int argc, char** argv) {
     // The solver's time is everything from Q and F^H d on the host to the image on the host:
     // for the GPU Q's upload and transform (setup), b's upload, the iterations and the image's
     // download; the plan was made before (solver_init_ms).
-    t0 = std::chrono::steady_clock::now();
+    t0 = core::HostClock();
     mri::CgResult cg;
     if (gpu_solver) {
       gpu_operator->set_kernel(q);
-      solver_setup_ms = ms_since(t0);
+      solver_setup_ms = t0.elapsed_ms();
       cg = mri::conjugate_gradient_gpu(*gpu_operator, fhd, o.iterations, progress);
     } else {
       const mri::Toeplitz fhf(p.grid, q);
-      solver_setup_ms = ms_since(t0);
+      solver_setup_ms = t0.elapsed_ms();
       cg = mri::conjugate_gradient(fhf, o.lambda, fhd, o.iterations, progress);
     }
     if (tty && !o.quiet) printf("\n");
-    solver_ms = ms_since(t0);
+    solver_ms = t0.elapsed_ms();
     // phi is the voxel box's transform scaled to 1 at k = 0, the transform of a box of height
     // N (the voxel count): F rho is the transform of sum_n N rho_n box_n, so rho comes out as
     // the density / N.
@@ -180,9 +176,9 @@ int run(int argc, char** argv) {
     for (auto& v : rho) v *= double(p.voxels());
     residuals = cg.residuals;
   } else {
-    const auto t0 = std::chrono::steady_clock::now();
+    const core::HostClock t0;
     rho = o.method == "gridding" ? mri::gridding_image(p, gp) : mri::gridding_recon(p, gp);
-    fhd_wall_ms = fhd_ms = ms_since(t0);
+    fhd_wall_ms = fhd_ms = t0.elapsed_ms();
   }
   // Per image: what each further reconstruction of this size costs a process that has its
   // context and plans. Once: what a fresh process pays besides, all of it measured (the
@@ -192,9 +188,9 @@ int run(int argc, char** argv) {
   const double one_time_ms = context_ms + solver_init_ms + (std::isnan(q_timing.first_ms) ? 0 : q_timing.one_time_ms()) +
                              (std::isnan(fhd_timing.first_ms) ? 0 : fhd_timing.one_time_ms());
 
-  const auto t_truth = std::chrono::steady_clock::now();
+  const core::HostClock truth_clock;
   const mri::cvec truth = mri::recon_true_image(p, spec.blur);
-  const double truth_ms = ms_since(t_truth);
+  const double truth_ms = truth_clock.elapsed_ms();
   const core::ErrorMetrics m = core::compare(truth, rho);
   printf("  image   vs true image: relative error %.2f %%, PSNR %.2f dB\n", 100 * m.rel_l2, m.psnr_db);
   core::json diagnostics;
