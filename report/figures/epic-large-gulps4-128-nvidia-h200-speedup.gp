@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-large-gulps4-128-nvidia-h200-speedup.png'
 set title 'epic problem large-gulps4-128, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:6.229551]
-set xrange [-0.6:3.6]
+set yrange [0.33333333:55.531084]
+set xrange [-0.6:4.6]
 set ylabel 'speedup over 02_gather_grid (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
