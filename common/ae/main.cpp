@@ -330,5 +330,5 @@ class AeTrack final : public core::Track {
 int main(int argc, char** argv) {
   const ae::StepInfo info = ae::step_info();
   ae::AeTrack track(info.accuracy);
-  return core::run_step_program(track, {"ae", info.id, info.title, info.gpu, info.tunables, info.flag_defaults}, argc, argv);
+  return core::run_step_program(track, {"ae", info.id, info.title, info.gpu, info.tunables, info.flag_defaults, info.multi_gpu}, argc, argv);
 }

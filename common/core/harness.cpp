@@ -5,6 +5,7 @@
 #include "core/device_memory.hpp"
 #include "core/error.hpp"
 #include "core/nvtx.hpp"
+#include "core/ranks.hpp"
 
 namespace core {
 
@@ -24,21 +25,28 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   add_tunables(app, step.tunables);
   if (auto code = parse_command_line(app, argc, argv)) return *code;
 
+  const Ranks& world = ranks();
+  if (world.size > 1 && !step.multi_gpu)
+    throw UsageError("launched as " + std::to_string(world.size) + " processes (" + world.launcher + "): " + program +
+                     " runs on one GPU; only the multi-GPU steps run as one process per GPU");
+  // Only rank 0 writes: the others' output would be the same run's, written again.
+  const bool writer = world.root();
+
   // Outputs are checked before any work: a bad path must not cost a whole run.
-  check_output_path("--json", o.json_path);
-  check_output_path("--out", o.out);
+  if (writer) check_output_path("--json", o.json_path);
+  if (writer) check_output_path("--out", o.out);
 
   // The device's set-up (the context above all): paid once per process, outside every run,
   // and recorded so that a one-shot program's whole cost can be added up.
   DeviceInfo device;
   const HostClock device_clock;
-  if (step.gpu) device = require_gpu(o.device);
+  if (step.gpu) device = require_gpu(o.device + world.local_rank);
   const double device_setup_ms = device_clock.elapsed_ms();
   track.prepare(o, step.tunables, step.gpu, program);
 
   auto timer = step.gpu ? make_device_timer() : make_host_timer();
   device_bytes().reset_peak();
-  const TimedRuns t = time_runs(track.phases(), *timer, o.warmup, o.repeat, !o.quiet);
+  const TimedRuns t = time_runs(track.phases(), *timer, o.warmup, o.repeat, !o.quiet && writer);
   const size_t peak_device_bytes = device_bytes().peak;  // the timed runs' arrays (validation's come after)
   const Rate rate = track.rate(t.kernel_ms.median);
 
@@ -48,6 +56,8 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
     NvtxRange r("reference");
     v = track.validate(o);
   }
+
+  if (!writer) return o.check && !v.pass ? kValidationFailed : kOk;
 
   if (!o.out.empty()) track.write_output(o.out, v);
 
@@ -61,14 +71,16 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
     if (step.gpu) r["timing"]["device_setup_ms"] = device_setup_ms;
     if (step.gpu)
       r["memory"] = {{"peak_bytes", peak_device_bytes}, {"counts", "the step's device arrays (core::DeviceArray)"}};
+    if (step.multi_gpu) r["ranks"] = {{"size", world.size}, {"launcher", world.launcher}};
     track.extend_record(r, v);
     append_record(o.json_path, r);
   }
   track.after_run();
 
   if (!o.quiet) {
-    printf("%s  %s  %s%s%s\n", program.c_str(), step.title.c_str(), track.describe().c_str(),
-           step.gpu ? "  device=" : "", device.name.c_str());
+    printf("%s  %s  %s%s%s%s\n", program.c_str(), step.title.c_str(), track.describe().c_str(),
+           step.gpu ? "  device=" : "", device.name.c_str(),
+           step.multi_gpu ? ("  ranks=" + std::to_string(world.size)).c_str() : "");
     printf("  time    kernel %.4g ms (min %.4g, max %.4g), end-to-end %.4g ms, %d runs\n",
            t.kernel_ms.median, t.kernel_ms.min, t.kernel_ms.max, t.total_ms.median, t.repeat);
     printf("  rate    %.4g %s\n", rate.value, rate.unit.c_str());

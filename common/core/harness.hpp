@@ -20,6 +20,10 @@ struct StepIdentity {
   bool gpu = false;
   Tunables tunables;  // the step's own flags with their defaults
   FlagDefaults flag_defaults = {};  // track flags whose default the step changes (StepInfo)
+  // Runs as one process per GPU under a launcher (core/ranks.hpp): the harness gives rank r
+  // GPU --device + its local rank, and only rank 0 prints and writes. A step without it
+  // refuses to be launched as several processes.
+  bool multi_gpu = false;
 };
 
 // The work one run does and the rate it reached, in the track's fixed unit.
@@ -54,6 +58,8 @@ class Track {
   // Parameters the step chose itself, added to the record's params beside the flags.
   virtual void describe_params(json& params) const { (void)params; }
   virtual Rate rate(double kernel_ms) const = 0;
+  // Every rank of a multi-GPU run validates (a check may run the step, and so its collectives);
+  // rank 0's verdict is the one printed and recorded.
   virtual Verdict validate(const CoreOptions& core) = 0;
   // Writes the output of the last run to `path` (--out); the verdict is there when the
   // output carries the reference beside it.

@@ -5,6 +5,7 @@
 #include "core/cuda_check.cuh"
 #include "core/device.hpp"
 #include "core/nvtx.hpp"
+#include "core/ranks.hpp"
 
 namespace core {
 
@@ -14,6 +15,11 @@ DeviceInfo require_gpu(int device) {
   if (err != cudaSuccess || count == 0)
     throw NoGpuError(std::string("no usable CUDA GPU (") +
                      (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")");
+  // A rank beyond the host's GPUs (two ranks on a one-GPU machine) cannot run here: skipped,
+  // as a GPU step is where there is none.
+  if (ranks().local_rank > 0 && device >= count)
+    throw NoGpuError("rank " + std::to_string(ranks().rank) + " drives GPU " + std::to_string(device) +
+                     ": this machine has " + std::to_string(count));
   if (device < 0 || device >= count)
     throw UsageError("--device " + std::to_string(device) + ": this machine has " +
                      std::to_string(count) + " GPU(s)");

@@ -41,6 +41,8 @@ struct StepInfo {
   // The track's flags whose default this step needs otherwise, {"--image-size", "128"} for a
   // step that images 128 x 128 only: the program's defaults must run it as they run any step.
   FlagDefaults flag_defaults = {};
+  // One process per GPU under a launcher, its collectives through NCCL (core/harness.hpp).
+  bool multi_gpu = false;
 };
 
 }  // namespace core

@@ -278,5 +278,5 @@ class EpicTrack final : public core::Track {
 int main(int argc, char** argv) {
   const epic::StepInfo info = epic::step_info();
   epic::EpicTrack track(info.accuracy);
-  return core::run_step_program(track, {"epic", info.id, info.title, info.gpu, info.tunables, info.flag_defaults}, argc, argv);
+  return core::run_step_program(track, {"epic", info.id, info.title, info.gpu, info.tunables, info.flag_defaults, info.multi_gpu}, argc, argv);
 }

@@ -209,5 +209,5 @@ class McTrack final : public core::Track {
 int main(int argc, char** argv) {
   const mc::StepInfo info = mc::step_info();
   mc::McTrack track;
-  return core::run_step_program(track, {"mc", info.id, info.title, info.gpu, info.tunables}, argc, argv);
+  return core::run_step_program(track, {"mc", info.id, info.title, info.gpu, info.tunables, {}, info.multi_gpu}, argc, argv);
 }

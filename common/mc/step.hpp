@@ -38,6 +38,8 @@ struct StepInfo {
   std::string title;  // one line for tables
   bool gpu;
   core::Tunables tunables;  // the step's own flags with their defaults
+  // One process per GPU under a launcher, the tallies summed by NCCL (core/harness.hpp).
+  bool multi_gpu = false;
 };
 
 class Step {

@@ -138,5 +138,5 @@ class MriTrack final : public core::Track {
 int main(int argc, char** argv) {
   const mri::StepInfo info = mri::step_info();
   mri::MriTrack track(info.accuracy);
-  return core::run_step_program(track, {"mri", info.id, info.title, info.gpu, info.tunables, info.flag_defaults}, argc, argv);
+  return core::run_step_program(track, {"mri", info.id, info.title, info.gpu, info.tunables, info.flag_defaults, info.multi_gpu}, argc, argv);
 }
