@@ -239,6 +239,7 @@ class Writer {
     const auto all = ladders(records_, track);
     for (const Ladder& l : all) ladder(info, l);
     rooflines(info, all);
+    scaling(info);
     const auto sweeps = tune_sweeps(records_, track, grids_);
     if (!sweeps.empty()) md_ << "### Tuning sweeps\n\n";
     for (const TuneSweep& s : sweeps) tuning(info, s);
@@ -246,6 +247,76 @@ class Writer {
     if (!sizes.empty()) md_ << "### Throughput against problem size\n\n";
     for (const SizeSweep& s : sizes) size_sweep(info, s);
     studies(track);
+  }
+
+  // Per GPU, the rows that ran on several GPUs (report/README.md, "Scaling"): a table per
+  // variant and problem, and one figure of their speedups under the ideal line.
+  void scaling(const Track& info) {
+    const auto tables = scaling_tables(records_, info.id, parents_);
+    for (size_t i = 0, end = 0; i < tables.size(); i = end) {
+      const std::string& device = tables[i].device;
+      for (end = i; end < tables.size() && tables[end].device == device;) ++end;
+      md_ << "### Scaling: " << device << "\n\n"
+          << "Rows that ran on several GPUs, one process per GPU (the record's `ranks.size`), at each GPU count their "
+             "newest run. *speedup*: the throughput over the same row's run on one GPU (same step, "
+          << (info.variant_key.empty() ? "" : info.variant_key + ", ")
+          << "problem and GPU); *efficiency*: speedup / GPUs, 100 % the ideal. *work*: the record's `work.count`, "
+             "the work its timed runs counted. A parent row is the step the multi-GPU step grew from "
+             "(`steps/TRACK/STEP/parent`), on one GPU, for reference. A peer's rows (`pytorch`) are its "
+             "DistributedDataParallel runs.\n\n";
+      std::vector<Series> plotted;
+      bool without_ranks = false;
+      for (size_t k = i; k < end; ++k) scaling_table(info, tables[k], plotted, without_ranks);
+      if (without_ranks)
+        md_ << "1*: the row's run without `ranks`, a single process (the peer's without DDP): no run under the "
+               "launcher on one GPU was recorded, so the speedups are over this one.\n\n";
+      if (plotted.empty()) continue;
+      const std::string name = names_(info.id + "-" + device + "-scaling");
+      figures_.push_back(report::scaling(name, "scaling, " + info.id + ", " + device, plotted));
+      md_ << "![scaling, " << info.id << ", " << device << "](figures/" << name << ".png)\n\n";
+    }
+  }
+
+  void scaling_table(const Track& info, const ScalingTable& t, std::vector<Series>& plotted, bool& without_ranks) {
+    std::string heading = info.variant_label(t.variant);
+    heading += (heading.empty() ? "" : ", ") + std::string("problem ") + t.problem;
+    md_ << "#### " << heading << "\n\n";
+    const Record& any = *t.series.front().points.begin()->second;
+    const std::string work = text_at(any.data, "work.unit").value_or("");
+    md_ << table_row({"row", "GPUs", any.unit().empty() ? "throughput" : any.unit(), "speedup over 1 GPU", "efficiency",
+                      work.empty() ? "work" : "work (" + work + ")", "launcher", "commit"})
+        << table_rule(8, 1);
+    auto commit = [](const Record& r) {
+      const std::string date = date_of(r.time());
+      return "`" + r.commit() + "`" + (date.empty() ? "" : ", " + date);
+    };
+    auto count = [](const Record& r) {
+      const auto c = number_at(r.data, "work.count");
+      return !c ? std::string("-") : *c < 1e6 ? printf_string("%.0f", *c) : fmt_si(*c);
+    };
+    for (const ScalingSeries& s : t.series) {
+      const Record* one = s.single();
+      Series line{s.row + ", " + heading, {}};
+      for (const auto& [gpus, r] : s.points) {
+        const bool alone = gpus == 1 && s.single_without_ranks;
+        without_ranks |= alone;
+        std::string over = "n/a (no run on 1 GPU)", efficiency = "n/a";
+        if (one) {
+          const double x = speedup(*one, *r);
+          over = fmt_speedup(x);
+          efficiency = fmt_percent(x / gpus);
+          line.points.push_back({double(gpus), x});
+        }
+        md_ << table_row({"`" + s.row + "`", std::to_string(gpus) + (alone ? "*" : ""), fmt_si(r->throughput()), over,
+                          efficiency, count(*r), alone ? "-" : text_at(r->data, "ranks.launcher").value_or("not recorded"),
+                          commit(*r)});
+      }
+      if (s.parent)
+        md_ << table_row({"`" + s.parent->row_name() + "` (parent)", "1", fmt_si(s.parent->throughput()), "-", "-",
+                          count(*s.parent), "-", commit(*s.parent)});
+      if (line.points.size() > 1) plotted.push_back(std::move(line));
+    }
+    md_ << "\n";
   }
 
   // Per GPU with a probe, one ladder's rungs on the roofline: the first ladder of the problem

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -135,6 +136,38 @@ Figure lines(const std::string& name, const std::string& title, const Axes& axes
   for (size_t i = 0; i < series.size(); ++i)
     s << (i ? ", \\\n     " : "") << quoted(name + ".dat") << " index " << i
       << " using 1:2 with linespoints pt 7 ps 0.8 title " << quoted(series[i].title);
+  s << "\n";
+  return {name, s.str(), {{name + ".dat", dat.str()}}};
+}
+
+Figure scaling(const std::string& name, const std::string& title, const std::vector<Series>& series) {
+  std::set<double> gpus = {1};
+  double top = 1;
+  for (const Series& line : series)
+    for (const auto& [x, y] : line.points) gpus.insert(x), top = std::max(top, y);
+  const double most = *gpus.rbegin();
+  top = std::max(top, most);
+  std::ostringstream dat;
+  dat << "# ideal: speedup = GPUs\n" << "1 1 1\n" << fmt_data(most) << " " << fmt_data(most) << " 1\n";
+  for (const Series& line : series) {
+    dat << "\n\n# " << line.title << "\n# GPUs  speedup  efficiency\n";
+    for (const auto& [x, y] : line.points) dat << fmt_data(x) << " " << fmt_data(y) << " " << fmt_data(y / x) << "\n";
+  }
+  std::string tics;
+  for (double g : gpus) tics += (tics.empty() ? "" : ", ") + fmt_data(g);
+  std::ostringstream s;
+  s << preamble(name, title, 900, 560)
+    << "set xlabel 'GPUs (ranks)'\n"
+    << "set ylabel 'speedup over 1 GPU'\n"
+    << "set xrange [0.5:" << fmt_data(most + 0.5) << "]\n"
+    << "set yrange [0:" << fmt_data(top * 1.15) << "]\n"
+    << "set xtics (" << tics << ")\n"
+    << "set grid\n"
+    << "set key top left box opaque\n"
+    << "plot " << quoted(name + ".dat") << " index 0 using 1:2 with lines dt 2 lw 2 lc rgb '#444444' title 'ideal (speedup = GPUs)'";
+  for (size_t i = 0; i < series.size(); ++i)
+    s << ", \\\n     '' index " << i + 1 << " using 1:2 with linespoints lw 2 pt " << 7 + 2 * (i % 3) << " ps 1.2 title "
+      << quoted(series[i].title);
   s << "\n";
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }

@@ -43,6 +43,11 @@ struct Axes {
 Figure lines(const std::string& name, const std::string& title, const Axes& axes,
              const std::vector<Series>& series);
 
+// Speedup against GPUs, one line per row, under the ideal (speedup = GPUs) dashed: the Scaling
+// section's. A point is (GPUs, speedup over the row's one-GPU run); the data file also keeps
+// each point's efficiency (speedup / GPUs).
+Figure scaling(const std::string& name, const std::string& title, const std::vector<Series>& series);
+
 struct Profile {
   std::vector<double> r_mm, heat, stderr_, exact;  // stderr_ and exact may be empty
 };

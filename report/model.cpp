@@ -117,6 +117,9 @@ Role role_of(const Record& r) {
   if (tag == "tune") return Role::tune;
   if (tag == "sizes") return Role::sizes;
   if (r.track() == "mri" && (r.step() == "recon" || r.step() == "gridding")) return Role::study;
+  // A run on several GPUs is not comparable with the ladder's one-GPU rows; a peer's run under
+  // its launcher (DDP, even on one GPU) would replace its single-process row of the same mode.
+  if (gpus_of(r) > 1 || (has_ranks(r) && !numbered(r.step()))) return Role::scaling;
   // The gridding steps' runs at another --tolerance than the default 1e-4 (another kernel
   // width, another accuracy): the tolerance table's, not the ladder's, whose rows compare equals.
   if (const auto t = number_at(r.data, "params.tolerance"); t && std::fabs(*t / kLadderTolerance - 1) > 1e-9) return Role::study;
@@ -530,6 +533,74 @@ std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std
     for (const auto& [key, points] : groups[v])
       s.series[places[key.first] > 1 ? key.first + " on " + key.second : key.first] = points;
     out.push_back(std::move(s));
+  }
+  return out;
+}
+
+int gpus_of(const Record& r) {
+  const auto n = number_at(r.data, "ranks.size");  // a positive integer: records.cpp, check_for_report
+  return n ? int(*n) : 1;
+}
+
+bool has_ranks(const Record& r) { return r.data.contains("ranks"); }
+
+std::vector<ScalingTable> scaling_tables(const std::vector<Record>& records, const std::string& track,
+                                         const Parents& parents) {
+  const Track& info = track_info(track);
+  struct Key {
+    std::string variant, problem, device;
+    bool operator<(const Key& o) const {
+      if (device != o.device) return device < o.device;
+      if (variant != o.variant) return ordered_before(kVariantOrder, variant, o.variant);
+      if (problem != o.problem) return ordered_before(kProblemOrder, problem, o.problem);
+      return false;
+    }
+  };
+  // (variant, problem, GPU) -> row -> GPUs -> newest record with `ranks`; and the runs without.
+  std::map<Key, std::map<std::string, std::map<int, const Record*>>> ranked;
+  std::map<Key, std::map<std::string, const Record*>> plain;
+  for (const Record& r : records) {
+    if (r.track() != track || !r.gpu()) continue;
+    const Role role = role_of(r);
+    if (role != Role::ladder && role != Role::scaling) continue;
+    const Key key{variant_of(info, r), r.problem(), r.device_name()};
+    if (has_ranks(r)) {
+      auto [it, inserted] = ranked[key][r.row_name()].emplace(gpus_of(r), &r);
+      if (!inserted && r.newer_than(*it->second)) it->second = &r;
+    } else {
+      keep_newest(plain[key], r.row_name(), r);
+    }
+  }
+  std::vector<ScalingTable> out;
+  std::vector<Ladder> all_ladders;  // for the parents' rows, built once where needed
+  for (const auto& [key, rows] : ranked) {
+    ScalingTable t{track, key.variant, key.problem, key.device, {}};
+    for (const auto& [row, points] : rows) {
+      if (points.rbegin()->first < 2) continue;  // ran on one GPU only: nothing scaled yet
+      ScalingSeries s{row, points, false, nullptr};
+      if (!s.points.count(1)) {
+        const auto single = plain[key].find(row);
+        if (single != plain[key].end()) s.points[1] = single->second, s.single_without_ranks = true;
+      }
+      const Record& any = *points.begin()->second;
+      const auto declared = parents.find(track + "/" + any.step());
+      if (numbered(any.step()) && declared != parents.end() && !declared->second.id.empty()) {
+        if (all_ladders.empty()) all_ladders = ladders(records, track);
+        for (const Ladder& l : all_ladders)
+          if (l.variant == key.variant && l.problem == key.problem && l.device == key.device)
+            for (const Record* p : l.rows)
+              if (p->step() == declared->second.id) {
+                s.parent = p;  // its first row: the finest precision, as the ladder's step speedup takes
+                break;
+              }
+      }
+      t.series.push_back(std::move(s));
+    }
+    if (t.series.empty()) continue;
+    std::stable_sort(t.series.begin(), t.series.end(), [](const ScalingSeries& a, const ScalingSeries& b) {
+      return row_before(a.points.rbegin()->second, b.points.rbegin()->second);
+    });
+    out.push_back(std::move(t));
   }
   return out;
 }

@@ -62,7 +62,10 @@ std::vector<std::string> track_order(const std::vector<Record>& records);
 // results: profiler dumps, logs and one-off experiments belong elsewhere (report/evidence/).
 // study: a track's program that is not a step of its ladder (mri's reconstruction and its
 // gridding accuracy sweep): a section of its own, never a ladder row.
-enum class Role { probe, ladder, tune, sizes, study };
+// scaling: a run on several GPUs (`ranks.size` > 1), or a peer's run under a launcher (a
+// `pytorch` record with `ranks`: DistributedDataParallel): the Scaling section's, never a ladder
+// row. A multi-GPU step's run on one GPU (`ranks.size` 1) is its ladder row and its scaling base.
+enum class Role { probe, ladder, tune, sizes, study, scaling };
 // mri's gridding steps (12 on) choose their kernel from --tolerance; the ladder compares them
 // at their default, and the other tolerances are a study of their own.
 constexpr double kLadderTolerance = 1e-4;
@@ -178,6 +181,34 @@ struct SizeSweep {
   std::map<std::string, std::map<double, const Record*>> series;  // "step on where" -> count -> newest
 };
 std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std::string& track);
+
+// Scaling over GPUs (report/README.md, "Scaling"). The GPUs of a run are its record's
+// `ranks.size`, which the harness writes for the steps that declare multi_gpu and the peer for
+// its DistributedDataParallel runs; a record without `ranks` ran on one GPU.
+int gpus_of(const Record& r);
+bool has_ranks(const Record& r);
+
+// One row of the ladder (a step, a peer's mode) at each GPU count it ran on: the newest record
+// of each. The one-GPU point is the row's newest record with `ranks.size` 1, else (a peer that
+// ran DDP on several GPUs only) its newest run without `ranks`, a single process.
+struct ScalingSeries {
+  std::string row;                      // Record::row_name(): "24_nccl", "pytorch bf16_cl"
+  std::map<int, const Record*> points;  // GPUs -> newest record
+  bool single_without_ranks = false;    // the one-GPU point is a run without `ranks`
+  const Record* parent = nullptr;       // the parent step's row on one GPU (steps/TRACK/STEP/parent)
+  const Record* single() const {
+    const auto it = points.find(1);
+    return it == points.end() ? nullptr : it->second;
+  }
+};
+// Per variant, problem and GPU: each row that ran on more than one GPU there, steps first, then
+// the peer's. Only untagged GPU records and rows of tagged runs ("width5") take part.
+struct ScalingTable {
+  std::string track, variant, problem, device;
+  std::vector<ScalingSeries> series;
+};
+std::vector<ScalingTable> scaling_tables(const std::vector<Record>& records, const std::string& track,
+                                         const Parents& parents);
 
 // Whether a step id starts with its number ("07_sfu"): only numbered steps climb the ladder
 // (step speedups, the fastest step); another row is shown for comparison.

@@ -131,6 +131,16 @@ std::string check_for_report(const json& r) {
   if (r.contains("time") && !r["time"].is_string()) return "'time' is not a string";
   if (r.value("tag", "") == "sizes" && !number_at(r, "work.count"))
     return "'sizes' record without number 'work.count'";
+  if (r.contains("ranks")) {
+    // The processes of a multi-GPU run (core::Ranks; the peer's DDP world): the report counts
+    // GPUs by ranks.size.
+    const json& k = r["ranks"];
+    if (!k.is_object()) return "'ranks' is not an object";
+    if (!k.contains("size") || !k["size"].is_number_integer() || k["size"].get<long long>() < 1 ||
+        k["size"].get<long long>() > 1000000)
+      return "'ranks.size' is not a positive integer";
+    if (k.contains("launcher") && !k["launcher"].is_string()) return "'ranks.launcher' is not a string";
+  }
   if (r.contains("profile")) {
     const json& p = r["profile"];
     if (!p.is_object()) return "'profile' is not an object";
