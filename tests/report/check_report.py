@@ -12,6 +12,9 @@ the report must contain; exit 0 pass, 1 fail, 77 skip (no gnuplot, for the rende
   check_report.py ceilings  EXE FIXTURES   "% of ceiling" of ae, epic and mri rows against a probe of round numbers
   check_report.py reconstructions EXE FIXTURES   ae's recorded reconstructions become a grid figure
   check_report.py tolerance EXE FIXTURES   mri's ladder at the default --tolerance; every tolerance in its own table
+  check_report.py scaling   EXE FIXTURES   multi-GPU records (ranks.size) and the peer's DDP runs: the Scaling table's
+                                           speedups and efficiencies, the figure's data and rendering; no section
+                                           without them
   check_report.py roofline  EXE ROOT       each track's compulsory bytes against a hand count; every GPU rung of the
                                            committed report's rooflines in its table and placed ones in its figure
 """
@@ -666,6 +669,96 @@ def mode_tolerance(exe, fixtures):
         check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
 
 
+def scaling_rows(text):
+    """The Scaling tables' rows, in order: (row, GPUs, [cells after GPUs])."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows.append((cells[0], cells[1], cells[2:]))
+    return rows
+
+
+def mode_scaling(exe, fixtures):
+    """fixtures/scaling: a multi-GPU step (24_ddp, parent 23_bf16) on 1, 2 and 4 GPUs, an older
+    2-GPU run at another commit, and the peer's single-process run and DDP runs on 1 and 2 GPUs."""
+    results = os.path.join(fixtures, "scaling", "results")
+    steps = ["--steps", os.path.join(fixtures, "scaling", "steps")]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        md = generate(exe, results, out, "--no-render", *steps)
+
+        # The ladder keeps its one-GPU rows: the step's 1-rank run, the peer's single process.
+        ladder = section(md, "### batch 64, problem small, GPU S")
+        check(ladder.count("| `24_ddp` |") == 1 and row(ladder, "24_ddp")[7] == "50.00 k",
+              f"the ladder's 24_ddp row is its 1-GPU run (50.00 k), not a multi-GPU one: {row(ladder, '24_ddp')}")
+        check(ladder.count("| `pytorch bf16_cl` |") == 1 and row(ladder, "pytorch bf16_cl")[7] == "60.00 k",
+              f"the ladder's peer row is its run without DDP (60.00 k): {row(ladder, 'pytorch bf16_cl')}")
+
+        scaling = section(md, "### Scaling: GPU S")
+        table = section(scaling, "#### batch 64, problem small")
+        check("| row | GPUs | images/s | speedup over 1 GPU | efficiency | work (images) | launcher | commit |" in table,
+              "the Scaling table's columns")
+        got = scaling_rows(table)
+        want = [("`24_ddp`", "1", ["50.00 k", "1.00x", "100.0 %", "640", "none", "`fix0001`, 2026-01-01"]),
+                # the newest 2-GPU run (fix0001, 90 k), not the older fix0000 one (70 k)
+                ("`24_ddp`", "2", ["90.00 k", "1.80x", "90.0 %", "1280", "mpirun", "`fix0001`, 2026-01-01"]),
+                ("`24_ddp`", "4", ["160.0 k", "3.20x", "80.0 %", "2560", "env", "`fix0001`, 2026-01-01"]),
+                ("`23_bf16` (parent)", "1", ["40.00 k", "-", "-", "640", "-", "`fix0001`, 2026-01-01"]),
+                # the peer's DDP runs, over its DDP run on one GPU (55 k), not its single process
+                ("`pytorch bf16_cl`", "1", ["55.00 k", "1.00x", "100.0 %", "640", "torchrun", "`fix0001`, 2026-01-02"]),
+                ("`pytorch bf16_cl`", "2", ["104.5 k", "1.90x", "95.0 %", "1280", "torchrun", "`fix0001`, 2026-01-02"])]
+        check(got == want, f"Scaling rows:\n  got  {got}\n  want {want}")
+        check("70.00 k" not in scaling and "fix0000" not in scaling, "the superseded 2-GPU run is not shown")
+
+        names = [n for n in figures_of(scaling)]
+        check(names == ["ae-gpu-s-scaling"], f"one scaling figure for the track and GPU: {names}")
+        dat = os.path.join(out, "figures", "ae-gpu-s-scaling.dat")
+        gp = os.path.join(out, "figures", "ae-gpu-s-scaling.gp")
+        check(os.path.isfile(gp) and os.path.isfile(dat), "the scaling figure's script and data are written")
+        if os.path.isfile(dat):
+            blocks = [[l for l in b.splitlines() if l and not l.startswith("#")]
+                      for b in open(dat).read().split("\n\n\n")]
+            check(blocks == [["1 1 1", "4 4 1"], ["1 1 1", "2 1.8 0.9", "4 3.2 0.8"], ["1 1 1", "2 1.9 0.95"]],
+                  f"figure data: the ideal line to 4 GPUs, then each row's GPUs, speedup, efficiency: {blocks}")
+            script = open(gp).read()
+            check("title 'ideal (speedup = GPUs)'" in script and "index 2 using 1:2" in script,
+                  "the script plots the ideal line and both rows")
+        if shutil.which("gnuplot"):
+            rendered = os.path.join(tmp, "rendered")
+            generate(exe, results, rendered, *steps)
+            png = os.path.join(rendered, "figures", "ae-gpu-s-scaling.png")
+            ok = os.path.isfile(png) and os.path.getsize(png) > 1000
+            check(ok, "gnuplot renders the scaling figure")
+            if ok:
+                with open(png, "rb") as f:
+                    check(f.read(8) == b"\x89PNG\r\n\x1a\n", "the scaling figure is a PNG")
+
+        # Without the peer's DDP run on one GPU its single process is the base, marked.
+        with open(os.path.join(results, "ae-scaling.jsonl")) as f:
+            records = [json.loads(l) for l in f if l.strip()]
+        def write(folder, keep):
+            os.makedirs(folder)
+            with open(os.path.join(folder, "x.jsonl"), "w") as f:
+                for r in records:
+                    if keep(r):
+                        f.write(json.dumps(r) + "\n")
+        ddp1 = lambda r: r["step"] == "pytorch" and r.get("ranks", {}).get("size") == 1
+        write(os.path.join(tmp, "no-ddp1"), lambda r: not ddp1(r))
+        md = generate(exe, os.path.join(tmp, "no-ddp1"), os.path.join(tmp, "out2"), "--no-render", *steps)
+        peer = [r for r in scaling_rows(section(md, "### Scaling: GPU S")) if r[0] == "`pytorch bf16_cl`"]
+        check([(g, c[:3]) for _, g, c in peer] == [("1*", ["60.00 k", "1.00x", "100.0 %"]), ("2", ["104.5 k", "1.74x", "87.1 %"])],
+              f"the peer's single process as its 1-GPU base, marked 1*: {peer}")
+        check("1*: the row's run without `ranks`" in md, "the mark is explained")
+
+        # One GPU only (the steps suite's runs), or no ranks at all: no Scaling section.
+        write(os.path.join(tmp, "one"), lambda r: r.get("ranks", {}).get("size", 1) == 1)
+        md = generate(exe, os.path.join(tmp, "one"), os.path.join(tmp, "out3"), "--no-render", *steps)
+        check("Scaling" not in md and "scaling" not in " ".join(figures_of(md)), "no Scaling section without a multi-GPU run")
+        md = generate(exe, os.path.join(fixtures, "results"), os.path.join(tmp, "out4"), "--no-render")
+        check("Scaling" not in md, "no Scaling section for records without ranks")
+
+
 def roofline_rungs(path):
     """The rungs of a roofline's data file (its first block): label -> (intensity, attained, flop, bytes)."""
     import shlex
@@ -839,7 +932,7 @@ def main():
     {"tables": mode_tables, "render": mode_render, "missing": mode_missing, "committed": mode_committed,
      "interrupted": mode_interrupted, "hosts": mode_hosts, "sections": mode_sections, "studies": mode_studies,
      "ceilings": mode_ceilings, "reconstructions": mode_reconstructions, "tolerance": mode_tolerance,
-     "roofline": mode_roofline,
+     "roofline": mode_roofline, "scaling": mode_scaling,
      "malformed": lambda e, w: mode_malformed(e, w, sys.argv[4], sys.argv[5])}[mode](exe, where)
     for f in failures:
         print("FAIL:", f)
