@@ -164,11 +164,12 @@ Figure scaling(const std::string& name, const std::string& title, const std::vec
     << "set xtics (" << tics << ")\n"
     << "set grid\n"
     << "set key top left box opaque\n"
-    << "plot " << quoted(name + ".dat") << " index 0 using 1:2 with lines dt 2 lw 2 lc rgb '#444444' title 'ideal (speedup = GPUs)'";
+    << "plot ";
   for (size_t i = 0; i < series.size(); ++i)
-    s << ", \\\n     '' index " << i + 1 << " using 1:2 with linespoints lw 2 pt " << 7 + 2 * (i % 3) << " ps 1.2 title "
-      << quoted(series[i].title);
-  s << "\n";
+    s << quoted(name + ".dat") << " index " << i + 1 << " using 1:2 with linespoints lw 2 pt " << 7 + 2 * (i % 3)
+      << " ps 1.2 title " << quoted(series[i].title) << ", \\\n     ";
+  // Drawn last, so that a row on the ideal line does not hide it.
+  s << quoted(name + ".dat") << " index 0 using 1:2 with lines dt 2 lw 1.5 lc rgb '#222222' title 'ideal (speedup = GPUs)'\n";
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }
 
