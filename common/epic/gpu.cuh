@@ -1,6 +1,7 @@
 // What the EPIC GPU steps share and do not teach: the product list as a kernel argument, the
 // voltages' way to the GPU a gulp at a time (pinned host memory, two device buffers, a copy
-// stream: 04's, kept by every later step, its copies timed by core's PhaseTimer), and the two
+// stream: 04's, kept by every later step, its copies timed by core's PhaseTimer; a group of the
+// band's channels as the inputs of one GPU, for a step that splits the band), and the two
 // kernels that every GPU step runs the same way: the stands' autocorrelations and, after the
 // last gulp, their removal and the grid correction.
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +63,43 @@ class PinnedVoltages {
  private:
   const uint8_t* source_ = nullptr;  // what bytes_ is a copy of
   core::PinnedArray<uint8_t> bytes_;
+};
+
+// A contiguous group of the band's channels, first .. first + count - 1, as a problem of its own:
+// the inputs of a GPU that the F-engine sends only those channels (13_band_split, a group a GPU).
+// The gridding plan and the kernel weights are the band's from the group's first channel on; the
+// voltages are the group's bytes alone, (time, channel of the group, stand, pol), copied out of
+// the band's once per source and group (host work in load(), as the pinned copy is). The whole
+// band is the band's own inputs: nothing is copied.
+class ChannelGroup {
+ public:
+  const Inputs& select(const Inputs& band, int first, int count) {
+    if (first < 0 || count < 1 || first + count > band.channels)
+      throw std::logic_error("ChannelGroup: channels " + std::to_string(first) + " + " + std::to_string(count) +
+                             " outside the band's " + std::to_string(band.channels));
+    group_ = band;
+    if (first == 0 && count == band.channels) return group_;
+    const size_t row = size_t(band.stands) * band.pols;  // one channel's bytes of a sample
+    const size_t samples = size_t(band.samples_per_gulp) * band.gulps;
+    if (source_ != band.voltages || first_ != first || count_ != count) {
+      bytes_.resize(samples * count * row);
+      for (size_t t = 0; t < samples; ++t)
+        std::memcpy(bytes_.data() + t * count * row, band.voltages + (t * band.channels + first) * row, count * row);
+      source_ = band.voltages, first_ = first, count_ = count;
+    }
+    const size_t plan = size_t(first) * band.stands;  // (channel, stand)
+    group_.channels = count;
+    group_.voltages = bytes_.data();
+    group_.cell_x += plan, group_.cell_y += plan;
+    group_.weight_x += plan * band.support, group_.weight_y += plan * band.support;
+    return group_;
+  }
+
+ private:
+  Inputs group_{};
+  std::vector<uint8_t> bytes_;
+  const uint8_t* source_ = nullptr;  // the band's voltages that bytes_ holds a group of
+  int first_ = -1, count_ = 0;
 };
 
 // Before allocating: `need` bytes must fit in 90 % of the device memory free now, else the
@@ -420,7 +459,7 @@ class GpuStep : public Step {
  public:
   void store(float* image) override {
     image_.download(image);
-    phase_ms_ = timer_.totals();
+    keep_phases();
   }
   void describe(core::Fields& params) const override {
     core::Fields phases = params.object("phase_ms_per_gulp");
@@ -446,6 +485,10 @@ class GpuStep : public Step {
     CUDA_CHECK_LAUNCH();
     timer_.end();
   }
+
+  // The last run's phase times, for describe(): store() keeps them, and so does the store() of a
+  // step whose output is another array than image_ (13_band_split's band, gathered from groups).
+  void keep_phases() { phase_ms_ = timer_.totals(); }
 
   Inputs in_{};
   Shape s_{};
