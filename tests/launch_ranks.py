@@ -40,7 +40,10 @@ def main():
     launcher = a.launcher if a.launcher != "auto" else ("mpirun" if shutil.which("mpirun") else "env")
     if launcher == "mpirun":
         root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
-        full = ["mpirun", "-np", str(a.ranks), *root, "--oversubscribe", "-x", "STEPWISE_ROOT", "-x", "NCCL_NVLS_ENABLE", *cmd]
+        # Open MPI binds each of a few ranks to one core: the harness's host work (generating a
+        # problem, the references) runs OpenMP threads, which would then share that core.
+        full = ["mpirun", "-np", str(a.ranks), *root, "--oversubscribe", "--bind-to", "none",
+                "-x", "STEPWISE_ROOT", "-x", "NCCL_NVLS_ENABLE", *cmd]
         p = subprocess.run(full, env=env, timeout=a.timeout)
         sys.exit(p.returncode)
     procs = []
