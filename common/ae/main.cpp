@@ -12,6 +12,7 @@
 #include "core/harness.hpp"
 #include "core/npy.hpp"
 #include "core/nvtx.hpp"
+#include "core/ranks.hpp"
 #include "ae/problem.hpp"
 #include "ae/step.hpp"
 #include "ae/validation.hpp"
@@ -196,7 +197,12 @@ class AeTrack final : public core::Track {
   core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params()}, {"digest", p_.digest()}}; }
 
   void describe_params(core::json& params) const override {
-    params["batch"] = p_.batch;
+    // A GPU's images per training step: the minibatch, or on several ranks (a multi-GPU step)
+    // each one's share of it, with the whole minibatch beside it. The report's ae tables, its
+    // scaling table among them, compare runs at the same images a GPU.
+    const int ranks = core::ranks().size;
+    params["batch"] = p_.batch / ranks;
+    if (ranks > 1) params["minibatch"] = p_.batch;
     params["epochs"] = p_.epochs;
     params["lr"] = p_.lr;
     params["momentum"] = p_.momentum;

@@ -982,7 +982,6 @@ class ImplicitGemm final : public NhwcLayers {
     // validation loads the step again with smaller ones): the tiles of each product, and the
     // weight gradient's splits.
     const int mine = p_->batch / core::ranks().size;
-    params.set("batch_per_rank", mine);
     for (int l = 0; l < kConv5; ++l) {
       const WeightPlan plan = weight_plan(l, mine);
       params.append("gemm")
