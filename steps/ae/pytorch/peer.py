@@ -30,12 +30,13 @@ those from r x batch on, so that an epoch is images // (world x batch) steps. Th
 wrapped in DDP with its default buckets (its gradients averaged over the ranks as the backward
 pass makes them), then compiled where the mode compiles (torch.compile of the DDP module, as
 PyTorch's documentation advises: its graph breaks at the buckets). The CUDA-graph modes (_ro)
-are refused with --ddp. Rank 0 writes the record: params.mode is the mode with "_ddp" and the
-world size ("bf16_cl_compile_ddp2"), params.batch the minibatch over all GPUs (as the steps'
-24_data_parallel records it) and params.batch_per_gpu the flag's, the throughput images/s over
-all GPUs, "ranks" the world size; the losses are the ranks' mean, the time rank 0's from a
-barrier to a barrier, and validation also asks that every weight is the same on every rank
-after the timed run. NCCL_NVLS_ENABLE=0 is set unless the environment sets it (NVLink SHARP
+are refused with --ddp. Rank 0 writes the record (report/README.md): params.mode the mode's
+name (a mode's DDP runs and its single process are one row of the report), params.batch the
+flag's images a GPU and params.minibatch those of all GPUs (as 24_data_parallel records them),
+"ranks" {"size": WORLD_SIZE, "launcher": "torchrun"} at every world size, 1 included, the
+throughput and work.count the images of all GPUs; the losses are the ranks' mean, the time rank
+0's from a barrier to a barrier, and validation also asks that every weight is the same on every
+rank after the timed run. NCCL_NVLS_ENABLE=0 is set unless the environment sets it (NVLink SHARP
 buys these few-MB sums nothing; the steps' communicator does the same).
 
 Images: uniform random pixels by default (the work of a training step does not depend on the
@@ -437,8 +438,8 @@ def main(argv):
                     "model": {"channels": 3, "height": 32, "width": 32, "widths": [256, 128, 128, 256], "parameters": 751875},
                     "data": {"source": source, "images": a.images}, "batch": whole, "epochs": a.epochs,
                     "lr": a.lr, "momentum": a.momentum, "steps": steps, "init": a.load or "he", "seed": a.seed}},
-                "params": {"mode": mode + (f"_ddp{a.world}" if a.ddp else "") + ("_one_batch" if a.one_batch else ""),
-                           "batch": whole, "epochs": a.epochs, "lr": a.lr, "momentum": a.momentum,
+                "params": {"mode": mode + ("_one_batch" if a.one_batch else ""), "batch": batch, "epochs": a.epochs,
+                           "lr": a.lr, "momentum": a.momentum,
                            "precision": precision, "channels_last": channels_last, "compile": compile_mode or "none",
                            "one_batch": a.one_batch, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()},
                 "timing": {"kernel_ms": stats, "total_ms": stats, "repeat": a.repeat, "warmup": a.warmup},
@@ -454,13 +455,13 @@ def main(argv):
                 "training": {"losses": losses[::every], "every": every, "steps": len(losses)},
             }
             if a.ddp:
-                record["params"].update({"batch_per_gpu": batch, "world_size": a.world, "ddp": True})
+                record["params"].update({"minibatch": whole, "world_size": a.world, "ddp": True})
                 record["ranks"] = {"size": a.world, "launcher": "torchrun"}
                 record["validation"]["replicas"] = {"compared": "every weight after the timed run, the lowest and the "
                                                                 f"highest of the {a.world} ranks'", "identical": identical}
             with open(a.json, "a") as f:
                 f.write(json.dumps(record) + "\n")
-            print(f"pytorch {record['params']['mode']} batch {batch}{f' a GPU x {a.world}' if a.ddp else ''}: "
+            print(f"pytorch {mode}{f' ddp x {a.world}' if a.ddp else ''} batch {batch}{' a GPU' if a.ddp else ''}: "
                   f"{count / (ms * 1e-3):,.0f} images/s ({ms:.1f} ms per run of {steps} steps), "
                   f"peak {torch.cuda.max_memory_allocated(dev) / 2**20:.0f} MiB, gradient error {grad_error:.2e} "
                   f"({grad_worst}), loss {first4:.4f} -> {last4:.4f}"
