@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/metrics.hpp"
+#include "core/ranks.hpp"
 #include "ae/reference.hpp"
 
 namespace ae {
@@ -100,6 +101,9 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
   v.accuracy = accuracy;
   v.limits = thresholds(accuracy);
   v.images = std::max(1, std::min(kCheckImages, p.images() / 2));
+  // A multi-GPU step trains each rank on a share of every minibatch: more ranks than that get an
+  // image each (one-GPU steps are one rank).
+  v.images = std::max(v.images, std::min(core::ranks().size, p.images()));
   const auto tensor_list = tensors(p.model);
 
   step.load(p, initial, v.images);

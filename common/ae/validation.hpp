@@ -1,8 +1,9 @@
 // Validation of a step against the double-precision reference (steps/ae/README.md,
 // "Validation"):
 //   1. gradients: from the initial weights, the step trains kCheckSteps steps on minibatches
-//      of (up to) kCheckImages images; each step's loss, the gradient of every tensor and the
-//      update it made are compared with the reference at the same weights;
+//      of (up to) kCheckImages images, or of one image a rank where a multi-GPU step has more
+//      ranks; each step's loss, the gradient of every tensor and the update it made are
+//      compared with the reference at the same weights;
 //   2. training: every loss of the timed run is finite, and on a preset's own schedule the
 //      loss falls below the preset's goal (problem.hpp, TrainingGoal);
 //   3. a step that trains on several GPUs: every rank's weights were the same after every step

@@ -886,14 +886,14 @@ class ImplicitGemm final : public NhwcLayers {
 
   // --batch is the minibatch over all ranks, split evenly, so that any number of GPUs trains on
   // the same minibatches (and the check's gradients are the same sums). The check's minibatches
-  // of up to 4 images may split unevenly: the loss divides by the whole minibatch either way.
+  // (4 images, or one a rank) may split unevenly: the loss divides by the whole minibatch either way.
   void load(const Problem& p, const std::vector<float>& initial, int batch) override {
     const core::Ranks& world = core::ranks();
     if (p.batch % world.size)
       throw core::UsageError("--batch " + std::to_string(p.batch) + ": the minibatch over all ranks, split evenly; want a multiple of the " +
                              std::to_string(world.size) + " ranks");
     if (batch < world.size)
-      throw core::UsageError("the check's minibatches of " + std::to_string(batch) + " images leave a rank of the " +
+      throw core::UsageError("minibatches of " + std::to_string(batch) + " images leave a rank of the " +
                              std::to_string(world.size) + " without one");
     whole_ = batch;
     first_ = int(long(batch) * world.rank / world.size);
