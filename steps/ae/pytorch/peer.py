@@ -395,7 +395,7 @@ def main(argv):
                 per_epoch = a.images // whole
                 torch.cuda.synchronize(dev)
                 if a.ddp:
-                    dist.barrier()  # every rank loaded: no rank's clock runs while it waits for another
+                    dist.barrier(device_ids=[dev.index])  # every rank loaded: no rank's clock runs while it waits for another
                 start = time.perf_counter()
                 for t in range(n):
                     first = (0 if a.one_batch else (t % per_epoch) * whole) + a.rank * batch  # this rank's share
@@ -409,7 +409,7 @@ def main(argv):
                     run_losses[t] = loss.detach()  # copied at once: a graph's output is reused next step
                 torch.cuda.synchronize(dev)
                 if a.ddp:
-                    dist.barrier()  # rank 0's time ends with the slowest rank's
+                    dist.barrier(device_ids=[dev.index])  # rank 0's time ends with the slowest rank's
                     dist.all_reduce(run_losses, op=dist.ReduceOp.AVG)  # each rank's is its images' mean
                 if run > 0:
                     times.append((time.perf_counter() - start) * 1e3)
