@@ -12,6 +12,7 @@
 #include "core/harness.hpp"
 #include "core/npy.hpp"
 #include "core/nvtx.hpp"
+#include "core/ranks.hpp"
 #include "ae/problem.hpp"
 #include "ae/step.hpp"
 #include "ae/validation.hpp"
@@ -179,7 +180,11 @@ class AeTrack final : public core::Track {
   }
 
   core::Phases phases() override {
-    return {[this] { core::NvtxRange r("load"); step_->load(p_, initial_, p_.batch); },
+    return {[this] {
+              core::NvtxRange r("load");
+              step_->load(p_, initial_, p_.batch);
+              step_->wait_for_ranks();
+            },
             [this] { core::NvtxRange r("compute"); step_->train(p_.steps()); },
             [this] { core::NvtxRange r("store"); step_->store(trained_); }};
   }
@@ -192,7 +197,12 @@ class AeTrack final : public core::Track {
   core::json problem_json() const override { return {{"name", p_.name}, {"params", p_.params()}, {"digest", p_.digest()}}; }
 
   void describe_params(core::json& params) const override {
-    params["batch"] = p_.batch;
+    // A GPU's images per training step: the minibatch, or on several ranks (a multi-GPU step)
+    // each one's share of it, with the whole minibatch beside it. The report's ae tables, its
+    // scaling table among them, compare runs at the same images a GPU.
+    const int ranks = core::ranks().size;
+    params["batch"] = p_.batch / ranks;
+    if (ranks > 1) params["minibatch"] = p_.batch;
     params["epochs"] = p_.epochs;
     params["lr"] = p_.lr;
     params["momentum"] = p_.momentum;
@@ -208,7 +218,7 @@ class AeTrack final : public core::Track {
   }
 
   core::Verdict validate(const core::CoreOptions&) override {
-    v_ = ae::validate(*step_, p_, initial_, trained_.losses, accuracy_);
+    v_ = ae::validate(*step_, p_, initial_, trained_, accuracy_);
     if (o_.record_images > 0) record_reconstructions();
     core::Verdict out;
     out.pass = v_.pass;
@@ -262,6 +272,10 @@ class AeTrack final : public core::Track {
     }
     j["steps"] = steps;
     j["worst"] = {{"loss", v_.worst_loss}, {"gradient", v_.worst_gradient}, {"update", v_.worst_update}};
+    if (!v_.replicas_compared.empty()) {
+      j["replicas"] = {{"compared", v_.replicas_compared}, {"identical", v_.replicas_differ.empty()}};
+      if (!v_.replicas_differ.empty()) j["replicas"]["differ"] = v_.replicas_differ;
+    }
     if (v_.goal.applies)
       j["goal"] = {{"step", v_.goal.step}, {"window", v_.goal.window}, {"below", v_.goal.below}, {"loss", v_.goal_loss}};
     else
@@ -306,6 +320,9 @@ class AeTrack final : public core::Track {
          " (limit " + sci(v_.limits.loss) + "), worst gradient " + sci(v_.worst_gradient) + " (limit " +
          sci(v_.limits.gradient) + "; step 1: " + a.tensors[a.worst_gradient].name + "), worst update " +
          sci(v_.worst_update) + " (limit " + sci(v_.limits.update) + ")\n";
+    if (!v_.replicas_compared.empty())
+      s += "  ranks   " + (v_.replicas_differ.empty() ? "weights identical on every rank after every step (" + v_.replicas_compared + ")"
+                                                       : "weights DIFFER: " + v_.replicas_differ) + "\n";
     if (v_.goal.applies)
       s += "  goal    mean loss of steps " + std::to_string(v_.goal.step - v_.goal.window + 1) + ".." +
            std::to_string(v_.goal.step) + ": " + sci(v_.goal_loss) + " (goal: below " + sci(v_.goal.below) + ")\n";

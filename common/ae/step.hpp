@@ -31,6 +31,10 @@ struct Trained {
   std::vector<float> params;    // after the last update, in the layout of tensors(model)
   std::vector<float> gradient;  // of the last training step: d loss / d params, mean over its minibatch
   std::vector<float> losses;    // the loss of every training step since load(), each before its update
+  // A step that trains on several GPUs keeps a copy of the weights on each: what it compared of
+  // those copies after every training step (empty: a one-GPU step, nothing to compare), and the
+  // first step after which they differed (empty: the same on every rank after every step).
+  std::string replicas_compared, replicas_differ;
 };
 
 class Step {
@@ -44,6 +48,10 @@ class Step {
   // The next `steps` training steps: forward, loss, backward, SGD update. The harness times
   // exactly this call.
   virtual void train(long long steps) = 0;
+  // Called on every rank between load() and the timed train() (never where load() serves
+  // reconstruct() alone): a multi-GPU step waits there until all its ranks are loaded, so that
+  // no rank's clock runs while it waits for a rank still loading.
+  virtual void wait_for_ranks() {}
   // Copy back what the training so far produced.
   virtual void store(Trained& out) = 0;
   // The model's output for the first `count` images of the set, with the current parameters

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/metrics.hpp"
+#include "core/ranks.hpp"
 #include "ae/reference.hpp"
 
 namespace ae {
@@ -91,12 +92,18 @@ KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector
   return f;
 }
 
-Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial,
-                 const std::vector<float>& timed_losses, Accuracy accuracy) {
+Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial, const Trained& timed,
+                 Accuracy accuracy) {
+  const std::vector<float>& timed_losses = timed.losses;
   Verdict v;
+  v.replicas_compared = timed.replicas_compared;
+  if (!timed.replicas_differ.empty()) v.replicas_differ = "timed run: " + timed.replicas_differ;
   v.accuracy = accuracy;
   v.limits = thresholds(accuracy);
   v.images = std::max(1, std::min(kCheckImages, p.images() / 2));
+  // A multi-GPU step trains each rank on a share of every minibatch: more ranks than that get an
+  // image each (one-GPU steps are one rank).
+  v.images = std::max(v.images, std::min(core::ranks().size, p.images()));
   const auto tensor_list = tensors(p.model);
 
   step.load(p, initial, v.images);
@@ -110,6 +117,9 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
         p.model, params, images, v.images, accuracy == Accuracy::fp32 ? kKinkTolerance : 0.0, kMaxKinks);
     step.train(1);
     step.store(t);
+    if (v.replicas_compared.empty()) v.replicas_compared = t.replicas_compared;
+    if (v.replicas_differ.empty() && !t.replicas_differ.empty())
+      v.replicas_differ = "check step " + std::to_string(s + 1) + ": " + t.replicas_differ;
     const std::vector<double> gradient(t.gradient.begin(), t.gradient.end());
     StepCheck c;
     c.kinks_found = ref.kinks_found;
@@ -156,7 +166,9 @@ Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial
     v.goal_loss = sum / v.goal.window;
   }
 
-  // The first failure, in the order a reader would look for it.
+  // The first failure, in the order a reader would look for it: ranks that trained different
+  // weights first (each rank's own gradient and loss may look right while they disagree).
+  if (!v.replicas_differ.empty()) v.failure = "ranks: the weights are not the same on every rank: " + v.replicas_differ;
   for (size_t s = 0; s < v.steps.size() && v.failure.empty(); ++s) {
     const StepCheck& c = v.steps[s];
     const std::string at = "check step " + std::to_string(s + 1) + " (" + std::to_string(v.images) + " images): ";

@@ -1,10 +1,13 @@
 // Validation of a step against the double-precision reference (steps/ae/README.md,
 // "Validation"):
 //   1. gradients: from the initial weights, the step trains kCheckSteps steps on minibatches
-//      of (up to) kCheckImages images; each step's loss, the gradient of every tensor and the
-//      update it made are compared with the reference at the same weights;
+//      of (up to) kCheckImages images, or of one image a rank where a multi-GPU step has more
+//      ranks; each step's loss, the gradient of every tensor and the update it made are
+//      compared with the reference at the same weights;
 //   2. training: every loss of the timed run is finite, and on a preset's own schedule the
-//      loss falls below the preset's goal (problem.hpp, TrainingGoal).
+//      loss falls below the preset's goal (problem.hpp, TrainingGoal);
+//   3. a step that trains on several GPUs: every rank's weights were the same after every step
+//      of the timed run and of the check (what the step compared: Trained::replicas_compared).
 #pragma once
 #include <string>
 #include <vector>
@@ -57,6 +60,8 @@ struct Verdict {
   TrainingGoal goal;
   double goal_loss = 0;  // the timed run's mean loss over the goal's window
   double worst_gradient = 0, worst_update = 0, worst_loss = 0;
+  std::string replicas_compared;  // what a multi-GPU step compared of its ranks' weights (empty: nothing)
+  std::string replicas_differ;    // where they first differed (empty: nowhere)
   bool pass = false;
   std::string failure;  // the first reason it failed
 };
@@ -73,7 +78,8 @@ KinksFollowed follow_kinks(const std::vector<Tensor>& tensors, const std::vector
                            std::vector<double>& ref, const std::vector<double>& step);
 
 // Runs the step (it is loaded again: its state afterwards is the check's, not the timed run's).
-Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial,
-                 const std::vector<float>& timed_losses, Accuracy accuracy);
+// `timed`: what the timed run stored (its losses, and its ranks' agreement).
+Verdict validate(Step& step, const Problem& p, const std::vector<float>& initial, const Trained& timed,
+                 Accuracy accuracy);
 
 }  // namespace ae

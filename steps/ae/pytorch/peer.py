@@ -23,6 +23,22 @@ warm-up steps; its backward pass is compiled with it (AOTAutograd); SGD runs eag
 --one-batch trains on the first minibatch at every step (no slicing of the image set), which
 separates the loop's own overhead from the walk over the images.
 
+Several GPUs (--ddp): DistributedDataParallel, one process per GPU, run under torchrun:
+  torchrun --standalone --nproc_per_node 2 peer.py --ddp --mode bf16_cl_compile bf16_cl --batch 256 --json FILE
+--batch is then the minibatch of each GPU: a training step takes world x batch images, rank r
+those from r x batch on, so that an epoch is images // (world x batch) steps. The model is
+wrapped in DDP with its default buckets (its gradients averaged over the ranks as the backward
+pass makes them), then compiled where the mode compiles (torch.compile of the DDP module, as
+PyTorch's documentation advises: its graph breaks at the buckets). The CUDA-graph modes (_ro)
+are refused with --ddp. Rank 0 writes the record (report/README.md): params.mode the mode's
+name (a mode's DDP runs and its single process are one row of the report), params.batch the
+flag's images a GPU and params.minibatch those of all GPUs (as 24_data_parallel records them),
+"ranks" {"size": WORLD_SIZE, "launcher": "torchrun"} at every world size, 1 included, the
+throughput and work.count the images of all GPUs; the losses are the ranks' mean, the time rank
+0's from a barrier to a barrier, and validation also asks that every weight is the same on every
+rank after the timed run. NCCL_NVLS_ENABLE=0 is set unless the environment sets it (NVLink SHARP
+buys these few-MB sums nothing; the steps' communicator does the same).
+
 Images: uniform random pixels by default (the work of a training step does not depend on the
 pixel values), the steps' own synthetic images with --images-npy (written by
 `ae_dataset --size large --out FILE`: then the loss curves compare with the steps' too), or
@@ -41,6 +57,7 @@ of one step on the first timed minibatch through the compiled model, against the
 eager, within the same bound. The steps' own checks are stricter.
 
 Usage: peer.py --json FILE [--mode fp32 tf32_cl ...] [--batch 64 256] [--images 50000] [--repeat 3] [--one-batch]
+       torchrun --standalone --nproc_per_node N peer.py --ddp --json FILE [--mode ...] [--batch 256 ...]
 """
 import argparse
 import datetime
@@ -82,17 +99,34 @@ def parse_args(argv):
     p.add_argument("--images-npy", help="train on the steps' synthetic images, as datasets/ae_dataset writes them "
                    "(float32, images x 3 x 32 x 32), instead of random images")
     p.add_argument("--load", help="initial weights: a folder of .npy files as a step's --save writes them")
+    p.add_argument("--ddp", action="store_true", help="DistributedDataParallel over the processes torchrun starts, one "
+                   "GPU each (--batch per GPU; rank 0 writes the record)")
     a = p.parse_args(argv)
     if "all" in a.mode:
-        a.mode = list(MODES)
+        a.mode = [m for m in MODES if not (a.ddp and MODES[m][2] == "reduce-overhead")]
+    a.rank, a.world, a.local_rank = 0, 1, 0
+    if a.ddp:
+        refused = [m for m in a.mode if MODES[m][2] == "reduce-overhead"]
+        if refused:
+            p.error(f"--ddp with --mode {' '.join(refused)}: the CUDA-graph modes are not run under DDP")
+        if not os.environ.get("RANK") or not os.environ.get("WORLD_SIZE"):
+            p.error("--ddp: RANK and WORLD_SIZE are not set: run it under torchrun "
+                    "(torchrun --standalone --nproc_per_node N peer.py --ddp ...)")
+        try:
+            a.rank, a.world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+            a.local_rank = int(os.environ.get("LOCAL_RANK") or a.rank)
+        except ValueError:
+            p.error("--ddp: RANK, WORLD_SIZE and LOCAL_RANK must be whole numbers")
+        if not 0 <= a.rank < a.world:
+            p.error(f"--ddp: RANK={a.rank} with WORLD_SIZE={a.world}")
     for name in ("images", "epochs", "repeat"):
         if getattr(a, name) < 1:
             p.error(f"--{name} must be at least 1")
     if a.warmup < 0:
         p.error("--warmup must be at least 0")
     for b in a.batch:
-        if b < 1 or b > a.images:
-            p.error(f"--batch {b}: want 1 .. --images ({a.images})")
+        if b < 1 or b * a.world > a.images:
+            p.error(f"--batch {b}: want 1 .. --images ({a.images})" + (f" / {a.world} GPUs" if a.ddp else ""))
     if not (a.lr > 0) or not (0 <= a.momentum < 1):
         p.error("--lr must be > 0 and --momentum in [0, 1)")
     return a
@@ -192,8 +226,15 @@ def main(argv):
     if not torch.cuda.is_available():
         print("peer.py: skipped: no usable GPU", file=sys.stderr)
         return 77
-    dev = torch.device("cuda", a.device)
+    dev = torch.device("cuda", a.device + a.local_rank)
     torch.cuda.set_device(dev)
+    root = a.rank == 0  # writes the records and prints
+    DistributedDataParallel = type(None)  # plain() unwraps it where --ddp wraps the model in it
+    if a.ddp:
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # before NCCL starts
+        dist.init_process_group(backend="nccl")
     torch.backends.cudnn.benchmark = True  # the library's fastest algorithms for these shapes
 
     class Autoencoder(nn.Module):
@@ -268,8 +309,18 @@ def main(argv):
 
     def plain(model):
         # torch.compile wraps the module (OptimizedModule): its state_dict names carry the prefix
-        # "_orig_mod.", so weights load into the module it wraps, which shares their storage.
-        return getattr(model, "_orig_mod", model)
+        # "_orig_mod.", so weights load into the module it wraps, which shares their storage. DDP
+        # wraps it in turn (its .module).
+        m = getattr(model, "_orig_mod", model)
+        return m.module if isinstance(m, DistributedDataParallel) else m
+
+    def replicas_identical(model):
+        # Every weight, its lowest and highest over the ranks: equal where every rank has the same.
+        flat = torch.cat([t.detach().reshape(-1) for t in plain(model).parameters()])
+        lowest, highest = flat.clone(), flat.clone()
+        dist.all_reduce(lowest, op=dist.ReduceOp.MIN)
+        dist.all_reduce(highest, op=dist.ReduceOp.MAX)
+        return bool(torch.equal(lowest, highest))
 
     def worst_error(params_ref, params):
         worst, worst_name = 0.0, ""
@@ -325,10 +376,14 @@ def main(argv):
         loss_error, grad_error, grad_worst = check_gradients(precision, channels_last)
         bound = BOUNDS[precision]
         for batch in a.batch:
-            steps = a.images // batch * a.epochs
+            whole = batch * a.world  # a training step's images over all GPUs
+            steps = a.images // whole * a.epochs
             model = Autoencoder().to(dev).to(memory_format=fmt)
             if compile_mode:
                 torch._dynamo.reset()  # a fresh compile per mode and batch size: no shapes carried over
+            if a.ddp:
+                model = DistributedDataParallel(model, device_ids=[dev.index])
+            if compile_mode:
                 model = torch.compile(model, mode=compile_mode, dynamic=False)
             times, losses = [], None
             torch.cuda.reset_peak_memory_stats(dev)
@@ -337,11 +392,13 @@ def main(argv):
                 opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
                 n = a.warmup if run == 0 else steps
                 run_losses = torch.zeros(max(n, 1), device=dev)
-                per_epoch = a.images // batch
+                per_epoch = a.images // whole
                 torch.cuda.synchronize(dev)
+                if a.ddp:
+                    dist.barrier(device_ids=[dev.index])  # every rank loaded: no rank's clock runs while it waits for another
                 start = time.perf_counter()
                 for t in range(n):
-                    first = 0 if a.one_batch else (t % per_epoch) * batch
+                    first = (0 if a.one_batch else (t % per_epoch) * whole) + a.rank * batch  # this rank's share
                     x = images[first:first + batch]
                     if compile_mode == "reduce-overhead":
                         torch.compiler.cudagraph_mark_step_begin()  # a new training step: graphs may replay
@@ -351,18 +408,24 @@ def main(argv):
                     opt.step()
                     run_losses[t] = loss.detach()  # copied at once: a graph's output is reused next step
                 torch.cuda.synchronize(dev)
+                if a.ddp:
+                    dist.barrier(device_ids=[dev.index])  # rank 0's time ends with the slowest rank's
+                    dist.all_reduce(run_losses, op=dist.ReduceOp.AVG)  # each rank's is its images' mean
                 if run > 0:
                     times.append((time.perf_counter() - start) * 1e3)
                     losses = run_losses.cpu().tolist()
+            identical = replicas_identical(model) if a.ddp else None
             compiled_error, compiled_worst = (check_compiled(model, precision, fmt, images[:batch]) if compile_mode
                                               else (None, None))
             ms = statistics.median(times)
-            count = steps * batch
+            count = steps * whole
             first4 = sum(losses[:4]) / min(4, len(losses))
             last4 = sum(losses[-4:]) / min(4, len(losses))
             finite = all(v == v and abs(v) != float("inf") for v in losses)
             passed = (finite and last4 < first4 and grad_error <= bound and loss_error <= bound and
-                      (compiled_error is None or compiled_error <= bound))
+                      (compiled_error is None or compiled_error <= bound) and identical is not False)
+            if not root:
+                continue
             every = max(1, (len(losses) + 999) // 1000)
             stats = {"median": ms, "min": min(times), "max": max(times)}
             record = {
@@ -373,9 +436,10 @@ def main(argv):
                 "host": host_info(), "device": device,
                 "problem": {"name": problem_name, "params": {
                     "model": {"channels": 3, "height": 32, "width": 32, "widths": [256, 128, 128, 256], "parameters": 751875},
-                    "data": {"source": source, "images": a.images}, "batch": batch, "epochs": a.epochs,
+                    "data": {"source": source, "images": a.images}, "batch": whole, "epochs": a.epochs,
                     "lr": a.lr, "momentum": a.momentum, "steps": steps, "init": a.load or "he", "seed": a.seed}},
-                "params": {"mode": mode + ("_one_batch" if a.one_batch else ""), "batch": batch, "epochs": a.epochs, "lr": a.lr, "momentum": a.momentum,
+                "params": {"mode": mode + ("_one_batch" if a.one_batch else ""), "batch": batch, "epochs": a.epochs,
+                           "lr": a.lr, "momentum": a.momentum,
                            "precision": precision, "channels_last": channels_last, "compile": compile_mode or "none",
                            "one_batch": a.one_batch, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()},
                 "timing": {"kernel_ms": stats, "total_ms": stats, "repeat": a.repeat, "warmup": a.warmup},
@@ -390,11 +454,21 @@ def main(argv):
                                "loss_first4": first4, "loss_last4": last4},
                 "training": {"losses": losses[::every], "every": every, "steps": len(losses)},
             }
+            if a.ddp:
+                record["params"].update({"minibatch": whole, "world_size": a.world, "ddp": True})
+                record["ranks"] = {"size": a.world, "launcher": "torchrun"}
+                record["validation"]["replicas"] = {"compared": "every weight after the timed run, the lowest and the "
+                                                                f"highest of the {a.world} ranks'", "identical": identical}
             with open(a.json, "a") as f:
                 f.write(json.dumps(record) + "\n")
-            print(f"pytorch {mode} batch {batch}: {count / (ms * 1e-3):,.0f} images/s ({ms:.1f} ms per run of {steps} steps), "
+            print(f"pytorch {mode}{f' ddp x {a.world}' if a.ddp else ''} batch {batch}{' a GPU' if a.ddp else ''}: "
+                  f"{count / (ms * 1e-3):,.0f} images/s ({ms:.1f} ms per run of {steps} steps), "
                   f"peak {torch.cuda.max_memory_allocated(dev) / 2**20:.0f} MiB, gradient error {grad_error:.2e} "
-                  f"({grad_worst}), loss {first4:.4f} -> {last4:.4f}: {'PASS' if passed else 'FAIL'}")
+                  f"({grad_worst}), loss {first4:.4f} -> {last4:.4f}"
+                  f"{'' if identical is None else ', replicas ' + ('identical' if identical else 'DIFFER')}: "
+                  f"{'PASS' if passed else 'FAIL'}")
+    if a.ddp:
+        dist.destroy_process_group()
     return 0
 
 
