@@ -28,10 +28,11 @@ plot 'ae-256-large-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7
      'ae-256-large-nvidia-h200-loss.dat' index 17 using 1:2 with linespoints pt 7 ps 0.8 title '21_direct_conv5 bf16', \
      'ae-256-large-nvidia-h200-loss.dat' index 18 using 1:2 with linespoints pt 7 ps 0.8 title '22_whole_waves bf16', \
      'ae-256-large-nvidia-h200-loss.dat' index 19 using 1:2 with linespoints pt 7 ps 0.8 title '23_pooled_epilogue bf16', \
-     'ae-256-large-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
-     'ae-256-large-nvidia-h200-loss.dat' index 21 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl', \
-     'ae-256-large-nvidia-h200-loss.dat' index 22 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile', \
-     'ae-256-large-nvidia-h200-loss.dat' index 23 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile_ro', \
-     'ae-256-large-nvidia-h200-loss.dat' index 24 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl', \
-     'ae-256-large-nvidia-h200-loss.dat' index 25 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile', \
-     'ae-256-large-nvidia-h200-loss.dat' index 26 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile_ro'
+     'ae-256-large-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title '24_data_parallel bf16', \
+     'ae-256-large-nvidia-h200-loss.dat' index 21 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch fp32', \
+     'ae-256-large-nvidia-h200-loss.dat' index 22 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl', \
+     'ae-256-large-nvidia-h200-loss.dat' index 23 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile', \
+     'ae-256-large-nvidia-h200-loss.dat' index 24 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch tf32_cl_compile_ro', \
+     'ae-256-large-nvidia-h200-loss.dat' index 25 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl', \
+     'ae-256-large-nvidia-h200-loss.dat' index 26 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile', \
+     'ae-256-large-nvidia-h200-loss.dat' index 27 using 1:2 with linespoints pt 7 ps 0.8 title 'pytorch bf16_cl_compile_ro'

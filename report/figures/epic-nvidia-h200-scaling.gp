@@ -1,0 +1,13 @@
+# epic-nvidia-h200-scaling.gp: rendered by stepwise_report with `gnuplot epic-nvidia-h200-scaling.gp`
+set terminal pngcairo size 900,560 noenhanced font "Sans,10"
+set output 'epic-nvidia-h200-scaling.png'
+set title 'scaling, epic, NVIDIA H200'
+set xlabel 'GPUs (ranks)'
+set ylabel 'speedup over 1 GPU'
+set xrange [0.5:2.5]
+set yrange [0:2.3]
+set xtics (1, 2)
+set grid
+set key top left box opaque
+plot 'epic-nvidia-h200-scaling.dat' index 1 using 1:2 with linespoints lw 2 pt 7 ps 1.2 title '13_band_split, problem large-gulps16', \
+     'epic-nvidia-h200-scaling.dat' index 0 using 1:2 with lines dt 2 lw 1.5 lc rgb '#222222' title 'ideal (speedup = GPUs)'
