@@ -4,9 +4,9 @@ set output 'ae-nvidia-h200-scaling.png'
 set title 'scaling, ae, NVIDIA H200'
 set xlabel 'GPUs (ranks)'
 set ylabel 'speedup over 1 GPU'
-set xrange [0.5:2.5]
-set yrange [0:2.3]
-set xtics (1, 2)
+set xrange [0.5:4.5]
+set yrange [0:4.6]
+set xtics (1, 2, 4)
 set grid
 set key top left box opaque
 plot 'ae-nvidia-h200-scaling.dat' index 1 using 1:2 with linespoints lw 2 pt 7 ps 1.2 title '24_data_parallel bf16, batch 256, problem large', \

@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-large-gulps16-nvidia-h200-speedup.png'
 set title 'epic problem large-gulps16, NVIDIA H200'
 set logscale y
-set yrange [0.32885259:7.1529091]
+set yrange [0.32885259:7.1522248]
 set xrange [-0.6:6.6]
 set ylabel 'speedup over 05_fused (log scale)'
 set style fill solid 0.85 border -1

@@ -4,9 +4,9 @@ set output 'epic-nvidia-h200-scaling.png'
 set title 'scaling, epic, NVIDIA H200'
 set xlabel 'GPUs (ranks)'
 set ylabel 'speedup over 1 GPU'
-set xrange [0.5:2.5]
-set yrange [0:2.3]
-set xtics (1, 2)
+set xrange [0.5:4.5]
+set yrange [0:4.6]
+set xtics (1, 2, 4)
 set grid
 set key top left box opaque
 plot 'epic-nvidia-h200-scaling.dat' index 1 using 1:2 with linespoints lw 2 pt 7 ps 1.2 title '13_band_split, problem large-gulps16', \

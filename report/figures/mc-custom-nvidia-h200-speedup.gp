@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mc-custom-nvidia-h200-speedup.png'
 set title 'mc problem custom, NVIDIA H200'
 set logscale y
-set yrange [0.3304566:4]
+set yrange [0.33041448:4]
 set xrange [-0.6:1.6]
 set ylabel 'speedup over 11_gpu_circle_table (log scale)'
 set style fill solid 0.85 border -1
