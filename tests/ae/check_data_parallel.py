@@ -20,14 +20,6 @@ import tempfile
 LOSS_BOUND = 2e-2  # the bf16 class's loss threshold (common/ae/validation.cpp, thresholds())
 
 
-def gpus():
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
-
-
 def record(cmd, path, what):
     p = subprocess.run(cmd + ["--json", path], capture_output=True, text=True, timeout=600)
     sys.stdout.write(p.stdout)
@@ -47,9 +39,8 @@ def record(cmd, path, what):
 
 def main():
     launch, step23, step24, flags = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    have = gpus()
-    if have < 2:
-        print(f"check_data_parallel.py: 2 ranks need 2 GPUs; this machine has {have}")
+    # launch_ranks.py counts the GPUs before it starts anything: fewer than 2, SKIP before any run.
+    if subprocess.run([sys.executable, launch, "--ranks", "2", "--", "true"]).returncode == 77:
         sys.exit(77)
     run = ["--repeat", "1", "--warmup", "0", "--quiet"] + flags
     with tempfile.TemporaryDirectory() as tmp:
