@@ -422,7 +422,7 @@ class Writer {
     std::map<std::string, std::map<std::string, const Record*>> groups;  // problem|kernel|device -> step|tolerance
     for (const Record* r : all) {
       const double t = *number_at(r->data, "params.tolerance");
-      keep_newest_row(groups[r->problem() + "|" + param(*r, "kernel") + "|" + r->device_name()],
+      keep_newest(groups[r->problem() + "|" + param(*r, "kernel") + "|" + r->device_name()],
                       r->step() + "|" + printf_string("%08.3f", -std::log10(t)), *r);  // tighter tolerances below
     }
     md_ << "### Gridding by tolerance\n\n"
@@ -478,7 +478,7 @@ class Writer {
   void quality_table(const std::vector<const Record*>& all) {
     std::map<std::string, const Record*> newest;  // one row per (image, F^H d by, Q by, CG on)
     for (const Record* r : all)
-      keep_newest_row(newest, image_of(*r) + "|" + param(*r, "fhd_step") + "|" + param(*r, "q_step") + "|" + solver_of(*r) +
+      keep_newest(newest, image_of(*r) + "|" + param(*r, "fhd_step") + "|" + param(*r, "q_step") + "|" + solver_of(*r) +
                                   "|" + r->tag(), *r);
     std::vector<const Record*> rows;
     for (const auto& n : newest) rows.push_back(n.second);
@@ -578,7 +578,7 @@ class Writer {
   void gridding_curve(const std::vector<const Record*>& points) {
     std::map<std::string, const Record*> newest;
     for (const Record* r : points)
-      keep_newest_row(newest, r->problem() + "|" + param(*r, "kernel_width") + "|" + param(*r, "oversampling"), *r);
+      keep_newest(newest, r->problem() + "|" + param(*r, "kernel_width") + "|" + param(*r, "oversampling"), *r);
     std::map<double, Series> by_sigma;
     for (const auto& n : newest) {
       const Record& r = *n.second;
@@ -623,12 +623,6 @@ class Writer {
                         fmt_sci(number_at(pr.second->data, "validation.rel_l2"))});
     }
     if (header) md_ << "\n";
-  }
-
-  // keep_newest for a study's rows (the later record of equal times wins, as everywhere).
-  static void keep_newest_row(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
-    auto [it, inserted] = newest.emplace(key, &r);
-    if (!inserted && r.newer_than(*it->second)) it->second = &r;
   }
 
   void ladder(const Track& info, const Ladder& l) {

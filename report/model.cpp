@@ -78,11 +78,6 @@ const std::vector<std::string> kVariantOrder = {"fhd", "q"};
 const std::vector<std::string> kProblemOrder = {"tiny", "small", "large"};
 const std::vector<std::string> kAxisOrder = {"threads", "unroll", "chunk"};
 
-void keep_newest(std::map<std::string, const Record*>& newest, const std::string& key, const Record& r) {
-  auto [it, inserted] = newest.emplace(key, &r);
-  if (!inserted && r.newer_than(*it->second)) it->second = &r;
-}
-
 // Rows of one step in several precisions (ae 08's --precision, a peer's modes): the finer first.
 const std::vector<std::string> kPrecisionOrder = {"fp64", "fp32", "tf32", "tf32_cl", "bf16", "fp16", "half"};
 
@@ -565,8 +560,7 @@ std::vector<ScalingTable> scaling_tables(const std::vector<Record>& records, con
     if (role != Role::ladder && role != Role::scaling) continue;
     const Key key{variant_of(info, r), r.problem(), r.device_name()};
     if (has_ranks(r)) {
-      auto [it, inserted] = ranked[key][r.row_name()].emplace(gpus_of(r), &r);
-      if (!inserted && r.newer_than(*it->second)) it->second = &r;
+      keep_newest(ranked[key][r.row_name()], gpus_of(r), r);
     } else {
       keep_newest(plain[key], r.row_name(), r);
     }

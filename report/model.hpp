@@ -182,6 +182,13 @@ struct SizeSweep {
 };
 std::vector<SizeSweep> size_sweeps(const std::vector<Record>& records, const std::string& track);
 
+// Keeps under `key` the newer of the record there and r (the later record of equal times wins).
+template <class Key>
+void keep_newest(std::map<Key, const Record*>& newest, const typename std::map<Key, const Record*>::key_type& key, const Record& r) {
+  auto [it, inserted] = newest.emplace(key, &r);
+  if (!inserted && r.newer_than(*it->second)) it->second = &r;
+}
+
 // Scaling over GPUs (report/README.md, "Scaling"). The GPUs of a run are its record's
 // `ranks.size`, which the harness writes for the steps that declare multi_gpu and the peer for
 // its DistributedDataParallel runs; a record without `ranks` ran on one GPU.

@@ -33,13 +33,16 @@ constexpr Names kLaunchers[] = {
     {"RANK", "WORLD_SIZE", "LOCAL_RANK", "env"},
 };
 
+// A variable's value, or nullptr where it is unset or empty.
+const char* value_of(const std::function<const char*(const char*)>& lookup, const char* name) {
+  const char* v = lookup(name);
+  return v && *v ? v : nullptr;
+}
+
 }  // namespace
 
 Ranks ranks_from(const std::function<const char*(const char*)>& lookup) {
-  auto get = [&](const char* name) -> const char* {
-    const char* v = lookup(name);
-    return v && *v ? v : nullptr;
-  };
+  auto get = [&](const char* name) { return value_of(lookup, name); };
   for (const Names& n : kLaunchers) {
     const char* rank = get(n.rank);
     const char* size = get(n.size);
@@ -69,10 +72,7 @@ const Ranks& ranks() {
 }
 
 std::string root_address(const std::function<const char*(const char*)>& lookup) {
-  auto get = [&](const char* name) -> const char* {
-    const char* v = lookup(name);
-    return v && *v ? v : nullptr;
-  };
+  auto get = [&](const char* name) { return value_of(lookup, name); };
   if (const char* a = get("STEPWISE_ROOT")) return a;
   if (const char* host = get("MASTER_ADDR")) {
     const char* port = get("MASTER_PORT");

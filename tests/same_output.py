@@ -10,7 +10,7 @@ import os, shlex, subprocess, sys, tempfile
 differ = sys.argv[1] == "--differ"
 argv = sys.argv[2:] if differ else sys.argv[1:]
 args, specs = shlex.split(argv[0]), argv[1:]
-launch = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "launch_ranks.py")
+launch = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch_ranks.py")
 ranks = [int(w.split("=", 1)[1]) for spec in specs for w in shlex.split(spec) if w.startswith("RANKS=")]
 if ranks and subprocess.run([sys.executable, launch, "--ranks", str(max(ranks)), "--", "true"]).returncode == 77:
     sys.exit(77)  # fewer GPUs than ranks: SKIP before any run
@@ -37,5 +37,6 @@ if differ:
     sys.exit(0)
 for spec, data in zip(specs[1:], outputs[1:]):
     if data != outputs[0]:
-        sys.exit(f"{spec} differs from {specs[0]}")
+        at = next((i for i, (a, b) in enumerate(zip(data, outputs[0])) if a != b), min(len(data), len(outputs[0])))
+        sys.exit(f"{spec} differs from {specs[0]} (first at byte {at} of {len(outputs[0])}; {len(data)} bytes)")
 print(f"{len(specs)} runs, identical output")
