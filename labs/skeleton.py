@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A lab's skeleton, made from its step's own source: the step's file with the lab's
 skeleton.patch applied (a unified diff: what the student writes is taken out, the TODOs and the
-lab's name put in). Each hunk must match the step's text exactly, context included, at exactly
+lab's name put in). A step's main file stands for its rung's whole program
+as one file (steps/rungs.py expand). Each hunk must match the step's text exactly, context included, at exactly
 one place, so a change to the step reaches the lab by construction, and a change inside the
 student's region stops the build (exit 2, naming the hunk) instead of handing out a skeleton of
 something else.
@@ -11,6 +12,9 @@ import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "steps"))
+import rungs  # noqa: E402  (a step's file is its rung's whole program: steps/rungs.py expand)
 
 
 class PatchError(Exception):
@@ -64,7 +68,7 @@ def apply(text, patch):
 def apply_named(step, patch, step_name=None, patch_name=None):
     """apply() on two files; a patch that does not fit names both (as given, or by the names)."""
     try:
-        return apply(open(step).read(), open(patch).read())
+        return apply(rungs.expand_path(step), open(patch).read())
     except PatchError as e:
         raise PatchError(f"{patch_name or patch} no longer fits {step_name or step}: {e}") from None
 

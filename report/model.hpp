@@ -30,7 +30,9 @@ struct Bound {
 // The probe's arithmetic rate for a step's precision (params.accuracy, else validation.class):
 // fp32 the FP32 FMA rate; tf32 and bf16 a tensor-core rate; half the half2 rate. `key` is ""
 // for a precision no ceiling describes; `missing` says what is not measured when the probe
-// lacks the key (today's probe measures FP32 only).
+// lacks the key (a probe record older than the ceiling; the probe measures the FP32, half2,
+// TF32 and BF16 mma.sync rates, the SFU sin/cos rate, device copy and pinned host-to-device
+// bandwidth).
 struct ArithmeticCeiling {
   std::string key, missing;
 };
@@ -199,7 +201,7 @@ bool has_ranks(const Record& r);
 // of each. The one-GPU point is the row's newest record with `ranks.size` 1, else (a peer that
 // ran DDP on several GPUs only) its newest run without `ranks`, a single process.
 struct ScalingSeries {
-  std::string row;                      // Record::row_name(): "24_nccl", "pytorch bf16_cl"
+  std::string row;                      // Record::row_name(): "24_data_parallel", "pytorch bf16_cl"
   std::map<int, const Record*> points;  // GPUs -> newest record
   bool single_without_ranks = false;    // the one-GPU point is a run without `ranks`
   const Record* parent = nullptr;       // the parent step's row on one GPU (steps/TRACK/STEP/parent)

@@ -48,13 +48,10 @@ if [ -f "$ROOT/.stepwise-files" ]; then
 fi
 
 
-# GPU step programs: every step whose source is a .cu file, as TRACK ID pairs.
-gpu_steps() {
-  local d
-  for d in "$ROOT"/steps/*/[0-9][0-9]_*/; do
-    ls "$d"*.cu >/dev/null 2>&1 && echo "$(basename "$(dirname "$d")") $(basename "$d")"
-  done
-}
+# GPU step programs: every step whose main file (the nearest along its chain) is a .cu file,
+# as TRACK ID pairs (steps/rungs.py list: TRACK ID KIND PARENT HOW DEPTH).
+gpu_steps() { python3 "$ROOT/steps/rungs.py" list | awk '$3 == "gpu" { print $1, $2 }'; }
+is_gpu() { python3 "$ROOT/steps/rungs.py" list "$1" | awk -v id="$2" '$2 == id { f = $3 == "gpu" } END { exit !f }'; }
 
 if has build; then
   { { [ -f "$B/build.ninja" ] || meson setup "$B" "$ROOT"; } && meson compile -C "$B"; } > "$OUT/build.log" 2>&1 \
@@ -91,7 +88,7 @@ if has sanitize; then  # every GPU step, tiny, each tool; mri runs both kernels;
     # and goes on when told there are none: an API error the sanitizer would count. The
     # multi-GPU steps (they include core/communicator.cuh) are checked without API errors;
     # memory errors are reported as for every step.
-    api=""; grep -qs "core/communicator.cuh" "$ROOT/steps/$track/${prog#*_}/"*.cu && api="--report-api-errors no"
+    api=""; python3 "$ROOT/steps/rungs.py" expand "$track" "${prog#*_}" | grep -qs "core/communicator.cuh" && api="--report-api-errors no"
     # racecheck instruments every shared-memory access: the 128 x 128 GEMM tiles of ae 09-14 take
     # it minutes on tiny beside seven other runs, so it gets longer (RACE_TIMEOUT).
     limit=${SAN_TIMEOUT:-300}; [ $tool = racecheck ] && limit=${RACE_TIMEOUT:-900}
@@ -112,7 +109,7 @@ for track in mri mc; do  # every step on small, the GPU steps on large too (mri 
   has ladder-$track || continue
   # The CPU steps once: they are the host's row, not the GPU's, and take seconds a run.
   for id in $(cd "$ROOT/steps/$track" && ls -d [0-9][0-9]_*/ | tr -d /); do
-    runs="--repeat 3"; ls "$ROOT/steps/$track/$id/"*.cu >/dev/null 2>&1 || runs="--repeat 1 --warmup 0"
+    runs="--repeat 3"; is_gpu "$track" "$id" || runs="--repeat 1 --warmup 0"
     skip "$track/$id/small" && continue
     kernels=(""); [ "$track" = mri ] && kernels=(fhd q)
     for k in "${kernels[@]}"; do
@@ -169,7 +166,7 @@ if has ladder-ae; then  # steps on small; the GPU step and the PyTorch peer on a
     --images-npy /tmp/ae-large-images.npy \
     > "$OUT/ae-peer.log" 2>&1 || { echo "FAILED ae peer"; tail -20 "$OUT/ae-peer.log"; }
   for id in $(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /); do
-    runs="--repeat 3"; ls "$ROOT/steps/ae/$id/"*.cu >/dev/null 2>&1 || runs="--repeat 1 --warmup 0"
+    runs="--repeat 3"; is_gpu ae "$id" || runs="--repeat 1 --warmup 0"
     "$B/steps/ae/ae_$id" --size small $runs --check --quiet --json "$OUT/ae-$DEVICE_TAG.jsonl" || echo "FAILED ae_$id small"
   done
   gpu_steps | while read -r t id; do

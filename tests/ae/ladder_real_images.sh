@@ -43,7 +43,7 @@ fi
 J=$OUT/ae-$DEVICE_TAG-$DATA.jsonl
 
 steps=$(cd "$ROOT/steps/ae" && ls -d [0-9][0-9]_*/ | tr -d /)
-is_gpu() { ls "$ROOT/steps/ae/$1/"*.cu >/dev/null 2>&1; }
+is_gpu() { python3 "$ROOT/steps/rungs.py" list ae | awk -v id="$1" '$2 == id { f = $3 == "gpu" } END { exit !f }'; }
 # The ae programs only (the rest of the tree need not build): those the configuration has (no
 # GPU steps without CUDA, no 15_cudnn without cuDNN).
 { [ -f "$B/build.ninja" ] || meson setup "$B" "$ROOT"; } > "$OUT/build-ae.log" 2>&1 || { tail -30 "$OUT/build-ae.log"; exit 1; }

@@ -56,7 +56,9 @@ with tempfile.TemporaryDirectory() as tmp:
             # hunks found independently here, by their old text), and no copy of it in labs/.
             expect(not os.path.exists(os.path.join(root, "labs", lab, meta["source"])),
                    f"labs/{lab}/{meta['source']}: a hand copy beside the skeleton.patch that makes it")
-            step = open(os.path.join(root, meta["skeleton"]["from"])).read()
+            sys.path.insert(0, os.path.join(root, "steps"))
+            import rungs  # noqa: E402  (the step's whole program, as skeleton.py reads it)
+            step = rungs.expand_path(os.path.join(root, meta["skeleton"]["from"]))
             patch = open(os.path.join(root, "labs", lab, meta["skeleton"]["patch"])).read()
             want = step
             for hunk in patch.split("\n@@ ")[1:]:

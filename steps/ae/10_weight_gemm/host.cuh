@@ -1,0 +1,102 @@
+// The training step of every GPU step (common/ae/gpu_training.cuh) with these kernels and
+// NhwcLayers' other layers (common/ae/elementwise_nhwc.cuh). SGD updates
+// the weights in the reference layout; the products read the copies arrange_weights makes.
+class ImplicitGemm final : public NhwcLayers {
+ public:
+  explicit ImplicitGemm(int threads) : NhwcLayers(threads) {}
+
+  void describe(core::Fields& params) const override {
+    LayeredTraining::describe(params);
+    if (!p_) return;
+    // The weight gradient's splits at the problem's minibatch (the timed run's; validation loads
+    // the step again with smaller ones).
+    for (int l = 0; l < kLayers; ++l) params.append("gemm").set("splits", weight_splits(l, p_->batch));
+  }
+
+ private:
+  void allocate_more(int batch) override {
+    // The arranged weights: each layer's two orders at 16-byte aligned offsets, zero padding.
+    size_t arranged = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      arranged_at_[l] = arranged;
+      arranged += size_t(out_ch_[l]) * 9 * in_ch_[l];
+    }
+    forward_weights_.resize(arranged);
+    backward_weights_.resize(arranged);
+    CUDA_CHECK(cudaMemset(forward_weights_.data(), 0, arranged * sizeof(float)));
+    CUDA_CHECK(cudaMemset(backward_weights_.data(), 0, arranged * sizeof(float)));
+    // The weight gradients' splits, and room for their partial sums (and the loss's before them).
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+    size_t partials = loss_partials(batch);
+    for (int l = 0; l < kLayers; ++l) {
+      splits_[l] = weight_splits(l, batch);
+      partials = std::max(partials, size_t(splits_[l]) * (size_t(9) * in_ch_[l] * out_ch_[l] + out_ch_[l]));
+    }
+    partials_.resize(partials);
+  }
+
+  void convolve(int n, const Conv& c, int in_ch, int out_ch, const float* in, const float* weight, const float* bias,
+                int biased, bool relu, float* out) {
+    const ConvShape s{n, c.height, c.width, in_ch, out_ch, biased, relu};
+    launch_conv<BigTile>(n * int(c.pixels()), s, in, weight, bias, out);
+  }
+  template <class T>
+  void launch_conv(int M, const ConvShape& s, const float* in, const float* weight, const float* bias, float* out) {
+    const dim3 grid(unsigned(ceil_div(M, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)));
+    launch_grid(conv_gemm<T>, grid, dim3(T::kThreads), conv_shared_bytes<T>(), s, in, weight, bias, out);
+  }
+
+  // The weight gradient of layer l: (9 in) x out. The pixel sum is split so that the blocks
+  // fill every SM about twice over, with at least 4 staged tiles per split.
+  int weight_splits(int l, int batch) const {
+    const int blocks = ceil_div(9 * in_ch_[l], BigTile::kM) * ceil_div(out_ch_[l], BigTile::kN);
+    const int tiles = ceil_div(batch * int(L_[l].pixels()), kK);
+    return std::max(1, std::min(ceil_div(2 * sms_, blocks), tiles / 4));
+  }
+
+  void weight_gradient(int l, const float* in, const float* d_out) {
+    const Conv& c = L_[l];
+    const WeightShape s{batch_, c.height, c.width, in_ch_[l], out_ch_[l], splits_[l]};
+    launch_weight<BigTile>(s, in, d_out);
+    launch(gather_weight_gradient, size_t(9) * s.in_ch * s.out_ch + s.out_ch, c.in, c.out, s.in_ch, s.out_ch, s.splits,
+           partials_.data(), state_.gradient.data() + c.weight);  // the bias follows its weights
+  }
+  template <class T>
+  void launch_weight(const WeightShape& s, const float* in, const float* d_out) {
+    const dim3 grid(unsigned(ceil_div(9 * s.in_ch, T::kM)), unsigned(ceil_div(s.out_ch, T::kN)), unsigned(s.splits));
+    launch_grid(weight_gemm<T>, grid, dim3(T::kThreads), weight_shared_bytes<T>(), s, in, d_out, partials_.data());
+  }
+
+  // Before every forward pass: the weights arranged, all layers in one launch.
+  void prepare(int) override {
+    AllWeights all;
+    size_t most = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      all.layer[l] = {L_[l].in, L_[l].out, in_ch_[l], out_ch_[l], state_.params.data() + L_[l].weight,
+                      forward_weights_.data() + arranged_at_[l], backward_weights_.data() + arranged_at_[l]};
+      most = std::max(most, L_[l].weight_count());
+    }
+    launch_grid(arrange_weights, dim3(unsigned((most + threads_ - 1) / threads_), kLayers), dim3(threads_), 0, all);
+  }
+
+  // Bias and ReLU in the product's epilogue.
+  void conv(int l, int n, const float* in, float* out, bool relu) override {
+    convolve(n, L_[l], in_ch_[l], out_ch_[l], in, forward_weights_.data() + arranged_at_[l], state_.params.data() + L_[l].bias,
+             L_[l].out, relu, out);
+  }
+
+  // The weight and bias gradients of layer l, and the gradient of its input (not for conv1).
+  void conv_backward(int l, const float* in, const float* d_out, float* d_in) override {
+    weight_gradient(l, in, d_out);
+    if (d_in)
+      convolve(batch_, L_[l], out_ch_[l], in_ch_[l], d_out, backward_weights_.data() + arranged_at_[l], nullptr, 0,
+               false, d_in);
+  }
+
+  int sms_ = 0;
+  std::array<int, kLayers> splits_{};  // weight-gradient splits
+  std::array<size_t, kLayers> arranged_at_{};
+  core::DeviceArray<float> forward_weights_, backward_weights_;
+};

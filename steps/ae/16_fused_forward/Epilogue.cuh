@@ -1,0 +1,21 @@
+// ---- What a convolution reads and what it writes: the fusions ----
+
+// What a tiled convolution does with its sums before they leave the SM: the element-wise
+// layer that follows it, applied in registers, so that no pass over global memory is left
+// for ReLU, pooling or the loss.
+enum class Output {
+  bias_relu,        // a = max(conv + bias, 0)                                    conv3, conv4
+  bias_relu_pool,   // p = 2x2 max of max(conv + bias, 0), and which pixel won    conv1, conv2
+  bias,             // y = conv + bias, the reconstruction                        conv5 (reconstruct())
+  bias_loss,        // d_y = scale (conv + bias - x), the block's squared error   conv5 (training)
+  plain,            // d_in = conv, the input gradient as it is                   backward of conv5 .. conv2
+};
+
+struct Epilogue {
+  const float* bias = nullptr;      // bias_*
+  float* out = nullptr;             // what the mode writes
+  unsigned char* winner = nullptr;  // bias_relu_pool writes it, unpool_relu reads it: dy * 2 + dx in the window
+  const float* target = nullptr;    // bias_loss: the minibatch's images
+  float* partial = nullptr;         // bias_loss: mean x the block's sum of squared errors, one per block
+  float scale = 0, mean = 0;        // bias_loss
+};

@@ -1,0 +1,63 @@
+using FhDKernel = void (*)(const KSample*, const float*, const float*, const float*, float*,
+                           float*, int, int);
+
+template <int kVoxels>
+FhDKernel kernel_for(int unroll) {
+  switch (unroll) {
+    case 1: return cmpFhD<1, kVoxels>;
+    case 2: return cmpFhD<2, kVoxels>;
+    case 4: return cmpFhD<4, kVoxels>;
+    case 8: return cmpFhD<8, kVoxels>;
+    case 16: return cmpFhD<16, kVoxels>;
+  }
+  throw core::UsageError("--unroll " + std::to_string(unroll) + ": must be 1, 2, 4, 8 or 16");
+}
+
+FhDKernel kernel_for(int unroll, int voxels) {
+  switch (voxels) {
+    case 1: return kernel_for<1>(unroll);
+    case 2: return kernel_for<2>(unroll);
+    case 4: return kernel_for<4>(unroll);
+    case 8: return kernel_for<8>(unroll);
+  }
+  throw core::UsageError("--voxels " + std::to_string(voxels) + ": must be 1, 2, 4 or 8");
+}
+
+class FhDStep final : public Step {
+ public:
+  FhDStep(int threads, int unroll, int voxels)
+      : threads_(threads), voxels_(voxels), cmpFhD_(kernel_for(unroll, voxels)) {
+    // More voxels per thread, more registers: 8 voxels take 86, at most 640 threads.
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, cmpFhD_));
+    if (threads > attr.maxThreadsPerBlock)
+      throw core::UsageError("--threads " + std::to_string(threads) + " with --voxels " +
+                             std::to_string(voxels) + ": the kernel uses " +
+                             std::to_string(attr.numRegs) + " registers per thread, at most " +
+                             std::to_string(attr.maxThreadsPerBlock) + " threads per block");
+  }
+  void load(const Inputs& in) override {
+    dev_.upload(in);
+    k_.resize(in.numK);
+  }
+
+  void compute() override {
+    DeviceProblem& d = dev_;
+    cmpMu<<<blocks_for(d.numK, threads_), threads_>>>(d.kx.data(), d.ky.data(), d.kz.data(),
+                                                      d.phiR.data(), d.phiI.data(), d.dR.data(),
+                                                      d.dI.data(), k_.data(), d.numK, d.q());
+    CUDA_CHECK_LAUNCH();
+    cmpFhD_<<<blocks_for(d.numX, threads_ * voxels_), threads_, threads_ * sizeof(KSample)>>>(
+        k_.data(), d.x.data(), d.y.data(), d.z.data(), d.rFhD.data(), d.iFhD.data(), d.numK,
+        d.numX);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void store(float* outR, float* outI) override { dev_.download(outR, outI); }
+
+ private:
+  int threads_, voxels_;
+  FhDKernel cmpFhD_;
+  DeviceProblem dev_;
+  DeviceArray<KSample> k_;
+};

@@ -1,0 +1,41 @@
+constexpr int kMaxWidth = 8;  // cells per axis a sample reaches: at most kMaxWidth + 1
+constexpr double kOversampling = 2;  // sigma: the width rule holds its tolerance here (es_kernel.hpp)
+// FINUFFT's width rule (es_kernel_for) at t measured up to 1.2 t on a partial trajectory at the
+// edge of k-space (`mri_gridding_accuracy --kernel es --samples 1500`): asked for t / 10, it
+// gives one cell more, and the error stays under t.
+constexpr double kMargin = 10;
+
+struct Grid {
+  int g[3];         // oversampled points per axis
+  float sigma[3];   // g / n: the grid's own oversampling, so that voxels land on FFT bins
+  int width;        // W
+  float beta;       // the kernel's shape
+};
+
+// A bin is kBin^3 grid cells; a sample in bin b of an axis (cells kBin b .. kBin b + kBin - 1)
+// reaches cells kBin b - W/2 .. kBin b + kBin - 1 + ceil(W/2): a subgrid of kBin + W per axis.
+constexpr int kBin = 8;
+
+struct Bins {
+  int n[3];  // bins per axis: ceil(g / kBin) (the last one partial where kBin does not divide g)
+};
+
+// A sample's position in grid cells along one axis, wrapped onto the periodic grid [0, g).
+__device__ float wrapped(float k, float sigma, int g) {
+  float s = k * sigma;
+  s -= float(g) * floorf(s / float(g));
+  return s < float(g) ? s : 0.0f;  // -1e-9 wraps to g - 1e-9, which rounds to g: that is cell 0
+}
+
+// Plan, step 1: each sample's wrapped position, its bin, and its rank among its bin's samples.
+__global__ void bin_samples(const float* kx, const float* ky, const float* kz, int numK, Grid gr, Bins bins,
+                            float* sx, float* sy, float* sz, int* bin_of, int* rank, int* count) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= numK) return;
+  const float x = wrapped(kx[m], gr.sigma[0], gr.g[0]), y = wrapped(ky[m], gr.sigma[1], gr.g[1]),
+              z = wrapped(kz[m], gr.sigma[2], gr.g[2]);
+  const int b = (int(z) / kBin * bins.n[1] + int(y) / kBin) * bins.n[0] + int(x) / kBin;
+  sx[m] = x, sy[m] = y, sz[m] = z;
+  bin_of[m] = b;
+  rank[m] = atomicAdd(&count[b], 1);
+}
