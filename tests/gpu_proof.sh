@@ -3,7 +3,7 @@
 # suite (no SKIP may remain but those without data), all four compute-sanitizer tools on every
 # GPU step, and the benchmarks whose records go to report/results/. Results (JSONL) and logs
 # go to $OUT, named after the GPU (mri-h200.jsonl, ...). Phases are the arguments:
-#   build test sanitize ladder recon remeasure mc-sizes mc-tune mc-profile   (default: the first four)
+#   build test sanitize ladder same recon remeasure mc-sizes mc-tune mc-profile   (default: the first four)
 # Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
 # A copy whose .git is not the checkout's names its commit in .stepwise-commit (git-ignored:
 # send it with the tree, e.g. `git rev-parse --short HEAD > .stepwise-commit`), or the records
@@ -199,6 +199,20 @@ fi
 
 if has probe; then
   "$B/probe/stepwise_probe" --json "$OUT/probe-$DEVICE_TAG.jsonl" --quiet
+fi
+
+if has same; then  # every GPU step once on its track's headline problem, to hold against its newest record
+  J="$OUT/same-$DEVICE_TAG.jsonl"
+  gpu_steps | while read -r t id; do
+    case $t/$id in
+      mri/02_*|mri/05_*|mri/06_*) args="--size large --kernel fhd --repeat 1 --warmup 0" ;;  # over 5 s a run
+      mri/*) args="--size large --kernel fhd --repeat 3" ;;
+      epic/10_*|epic/11_*) args="--size large --image-size 128 --repeat 3" ;;
+      ae/*) args="--size large --batch 256 --repeat 1 --warmup 0" ;;
+      *) args="--size large --repeat 3" ;;
+    esac
+    timeout "${SAME_TIMEOUT:-120}" "$B/steps/$t/${t}_$id" $args --check --quiet --json "$J" || echo "FAILED ${t}_$id $args"
+  done
 fi
 
 if has remeasure; then  # sweeps of the steps that have a sweep.json

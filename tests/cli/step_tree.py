@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The ladders as declared trees (steps/TRACK/STEP/parent): every step names an earlier step
-of its track, or is the root; `./stepwise diff TRACK STEP` is the diff against that parent;
+of its track, or is the root; `./stepwise diff TRACK STEP` shows each file the step holds against
+the file its parent's chain holds (a step holds no unchanged copy);
 `./stepwise list` shows it; a malformed, missing or later parent is bad input (exit 2, named).
 Usage: step_tree.py STEPWISE WORKDIR"""
 import os
@@ -25,23 +26,43 @@ def run(drv, *args):
     return subprocess.run([drv, *args], capture_output=True, text=True, env=env)
 
 
-def expected_diff(track, a, b):
-    """diff -u of two steps' sources (and compiler flags, where either has some), labelled by
-    their paths from the root: what `diff TRACK B` must print when A is B's parent. Computed
-    here, not by the driver, so that one driver call a step suffices."""
-    def src(step):
-        folder = os.path.join(root, "steps", track, step)
-        return next(f for f in sorted(os.listdir(folder)) if f.endswith((".cu", ".cpp")))
-    out = ""
-    pa, pb = f"steps/{track}/{a}/{src(a)}", f"steps/{track}/{b}/{src(b)}"
-    out += subprocess.run(["diff", "-u", "--label", pa, "--label", pb, os.path.join(root, pa), os.path.join(root, pb)],
-                          capture_output=True, text=True).stdout
-    fa, fb = (os.path.join(root, "steps", track, x, "compiler_flags") for x in (a, b))
-    if os.path.exists(fa) or os.path.exists(fb):
-        out += subprocess.run(["diff", "-u", "--label", f"steps/{track}/{a}/compiler_flags", "--label",
-                               f"steps/{track}/{b}/compiler_flags", fa if os.path.exists(fa) else "/dev/null",
-                               fb if os.path.exists(fb) else "/dev/null"], capture_output=True, text=True).stdout
-    return out
+OWN = ("README.md", "parent", "sweep.json")
+
+
+def nearest_main(track, step):
+    while not any(f.endswith((".cu", ".cpp")) for f in os.listdir(os.path.join(root, "steps", track, step))):
+        step = open(os.path.join(root, "steps", track, step, "parent")).readline().split()[0]
+    return step
+
+
+def nearest(track, step, name):
+    """The nearest of STEP and its ancestors that holds NAME, walked here from the parent files
+    (not by steps/rungs.py, which the driver's diff uses)."""
+    while step != "none":
+        if os.path.isfile(os.path.join(root, "steps", track, step, name)):
+            return step
+        step = open(os.path.join(root, "steps", track, step, "parent")).readline().split()[0]
+    return None
+
+
+def check_diff(track, a, b, out):
+    """`diff TRACK B` (A its parent): every file B holds appears, as diff -u of the file A's
+    chain holds under that name (or /dev/null), and nothing else of B's chain is shown as B's. A
+    file B holds that is the same as A's would be an unchanged copy: it must not be there."""
+    held = sorted(f for f in os.listdir(os.path.join(root, "steps", track, b)) if f not in OWN)
+    shown = re.findall(r"^\+\+\+ (\S+)", out, re.M)
+    ok = all(x == "/dev/null" or x.startswith(f"steps/{track}/{b}/") for x in shown)
+    for f in held:
+        if f"steps/{track}/{b}/{f}" not in shown:
+            continue  # a file of B's folder its program does not include (checked below)
+        h = nearest(track, a, f)
+        old = os.path.join(root, "steps", track, h, f) if h else os.devnull
+        label = f"steps/{track}/{h}/{f}" if h else "/dev/null"
+        want = subprocess.run(["diff", "-u", "--label", label, "--label", f"steps/{track}/{b}/{f}", old,
+                               os.path.join(root, "steps", track, b, f)], capture_output=True, text=True).stdout
+        ok = ok and (want in out or f"renamed in {b}" in out) and want != ""
+    missing = [f for f in held if f"steps/{track}/{b}/{f}" not in shown]
+    return ok and not missing, missing
 
 
 listing = run(driver, "list").stdout
@@ -52,7 +73,9 @@ for track in ("mri", "mc", "epic", "ae"):
         # The step names itself (step_info's first field, the record's "step") as its folder
         # does: a renumbered step that kept its old name writes records under the old number.
         folder = os.path.join(root, "steps", track, step)
-        source = "".join(open(os.path.join(folder, f)).read() for f in os.listdir(folder) if f.endswith((".cu", ".cpp")))
+        main = next(f for f in sorted(os.listdir(os.path.join(root, "steps", track, nearest_main(track, step))))
+                    if f.endswith((".cu", ".cpp")))
+        source = open(os.path.join(root, "steps", track, nearest_main(track, step), main)).read()
         names = re.findall(r'return \{"(\d\d_[a-z0-9_]+)"', source)
         check(names == [step], f"{track} {step}: its source names it {step} (step_info says {names})")
         line = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
@@ -63,22 +86,20 @@ for track in ("mri", "mc", "epic", "ae"):
             continue
         check(parent in steps and parent < step, f"{track} {step}: parent {parent} is an earlier step")
         one = run(driver, "diff", track, step[:2])
-        check(one.returncode == 0 and one.stdout and one.stdout == expected_diff(track, parent, step),
-              f"{track} {step}: `diff {track} {step[:2]}` is diff -u of {parent}'s source and its own")
+        ok, missing = check_diff(track, parent, step, one.stdout)
+        check(one.returncode == 0 and one.stdout and ok,
+              f"{track} {step}: `diff {track} {step[:2]}` shows each file it holds against {parent}'s chain"
+              + (f" (not shown: {missing})" if missing else ""))
         shown = re.search(rf"^  {track}_{step}\s+\S+\s+from {parent[:2]}(, (reference|branch))?\b", listing, re.M)
         check(shown is not None, f"{track} {step}: list shows 'from {parent[:2]}'")
     check(roots == [steps[0]], f"{track}: one root, the first step ({roots})")
 
-# `lessons`: each pair's count is what `diff -u` of the two sources (and of their compiler
-# flags) changes, non-blank lines without the file headers; the median leaves references out.
-def changed(a, b):
-    p = subprocess.run(["diff", "-u", a, b], capture_output=True, text=True)
-    return sum(1 for l in p.stdout.splitlines()
+# `lessons`: each pair's count is what `diff TRACK STEP` changes (checked above against diff -u of
+# the files), non-blank lines without the file headers; the median leaves references out.
+def changed(track, step):
+    out = run(driver, "diff", track, step[:2]).stdout
+    return sum(1 for l in out.splitlines()
                if l[:1] in "+-" and not l.startswith(("+++ ", "--- ")) and l[1:].strip())
-
-
-def source(folder):
-    return next(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith((".cu", ".cpp")))
 
 
 for track in ("mri", "mc", "epic", "ae"):
@@ -92,11 +113,7 @@ for track in ("mri", "mc", "epic", "ae"):
         if parent == "none":
             check(step not in rows, f"lessons {track}: the root {step} has no row")
             continue
-        a, b = os.path.join(root, "steps", track, parent), os.path.join(root, "steps", track, step)
-        want = changed(source(a), source(b))
-        fa, fb = os.path.join(a, "compiler_flags"), os.path.join(b, "compiler_flags")
-        if os.path.exists(fa) or os.path.exists(fb):
-            want += changed(fa if os.path.exists(fa) else "/dev/null", fb if os.path.exists(fb) else "/dev/null")
+        want = changed(track, step)
         got = rows.get(step)
         check(got is not None and got[0] == parent[:2] and got[1] == want,
               f"lessons {track} {step}: {want} changed lines against {parent} ({got})")
@@ -124,6 +141,7 @@ for name, content in [("00_a", "none"), ("01_b", "00_a"), ("02_c", "00_a")]:
     os.makedirs(d)
     open(os.path.join(d, "x.cpp"), "w").write("// " + name + "\n")
     open(os.path.join(d, "parent"), "w").write(content + "\n")
+shutil.copy(os.path.join(root, "steps", "rungs.py"), os.path.join(work, "steps"))  # what diff resolves with
 check(run(fake, "diff", "mri", "02").returncode == 0, "a well-formed tree diffs")
 for content, text in [("01_b sideways", "want PARENT_ID"), ("", "want PARENT_ID"), ("03_d", "not an earlier step"),
                       ("02_c", "not an earlier step"), (None, "declares no parent")]:
