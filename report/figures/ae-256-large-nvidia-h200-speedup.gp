@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'ae-256-large-nvidia-h200-speedup.png'
 set title 'ae batch 256, problem large, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:301.07502]
+set yrange [0.33333333:301.42293]
 set xrange [-0.6:27.6]
 set ylabel 'speedup over 04_gpu_basic (log scale)'
 set style fill solid 0.85 border -1

@@ -5,7 +5,7 @@ set title 'scaling, ae, NVIDIA H200'
 set xlabel 'GPUs (ranks)'
 set ylabel 'speedup over 1 GPU'
 set xrange [0.5:4.5]
-set yrange [0:4.6]
+set yrange [0:4.6019252]
 set xtics (1, 2, 4)
 set grid
 set key top left box opaque

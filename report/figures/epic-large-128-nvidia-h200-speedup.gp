@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-large-128-nvidia-h200-speedup.png'
 set title 'epic problem large-128, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:692.26614]
+set yrange [0.33333333:690.78618]
 set xrange [-0.6:6.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1

@@ -6,7 +6,7 @@ set logscale xy
 set format x '%.0s%c'
 set format y '%.0s%c'
 set xrange [1.5989203:24161.074]
-set yrange [5.5405137e+11:2.6688267e+14]
+set yrange [5.5212199e+11:2.6688267e+14]
 set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
 set ylabel 'attained (flop/s, log scale)'
 set grid

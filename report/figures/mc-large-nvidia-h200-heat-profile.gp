@@ -1,7 +1,7 @@
 # mc-large-nvidia-h200-heat-profile.gp: rendered by stepwise_report with `gnuplot mc-large-nvidia-h200-heat-profile.gp`
 set terminal pngcairo size 900,680 noenhanced font "Sans,10"
 set output 'mc-large-nvidia-h200-heat-profile.png'
-set title 'heat profile, 12_radial_carry_vote, problem large, NVIDIA H200'
+set title 'heat profile, 13_nccl_photons, problem large, NVIDIA H200'
 set xrange [0:5.02475]
 set lmargin 12
 set multiplot
@@ -22,7 +22,7 @@ set tmargin 0
 set bmargin 3.5
 set format x '% g'
 unset logscale y
-set yrange [-3.9863503:3.9863503]
+set yrange [-3.45:3.45]
 set ytics (-2, 0, 2)
 set xlabel 'radius r (mm)'
 set ylabel '(MC - exact) / s.e.'

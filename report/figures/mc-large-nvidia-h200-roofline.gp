@@ -6,7 +6,7 @@ set logscale xy
 set format x '%.0s%c'
 set format y '%.0s%c'
 set xrange [1.5989203:1.0531691e+11]
-set yrange [2.9043014e+11:2.5439005e+14]
+set yrange [2.9043171e+11:2.5439005e+14]
 set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
 set ylabel 'attained (flop/s, log scale)'
 set grid

@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mc-large-nvidia-h200-speedup.png'
 set title 'mc problem large, NVIDIA H200'
 set logscale y
-set yrange [0.22716241:56.862441]
-set xrange [-0.6:10.6]
+set yrange [0.22717764:56.834435]
+set xrange [-0.6:11.6]
 set ylabel 'speedup over 02_gpu_naive (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7

@@ -6,7 +6,7 @@ set logscale xy
 set format x '%.0s%c'
 set format y '%.0s%c'
 set xrange [1.5989203:3715512.1]
-set yrange [2.0848758e+11:3.1472362e+14]
+set yrange [1.2582639e+11:3.1502811e+14]
 set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
 set ylabel 'attained (flop/s, log scale)'
 set grid

@@ -3,9 +3,9 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mri-fhd-large-nvidia-h200-speedup.png'
 set title 'mri F^H d, problem large (3211264 samples x 262144 voxels), NVIDIA H200'
 set logscale y
-set yrange [0.06999785:10382.136]
-set xrange [-0.6:13.6]
-set ylabel 'speedup over 03_gather (log scale)'
+set yrange [0.33333333:80793.771]
+set xrange [-0.6:15.6]
+set ylabel 'speedup over 02_scatter_atomic (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
 set grid ytics
