@@ -253,6 +253,14 @@ def text(track, h, n):
         return f.read().splitlines(keepends=True)
 
 
+def same_kind(a, b):
+    """Two names of one kind of file: the same extension, or a CPU part and its GPU version
+    (host.hpp and host.cuh, fhd.cpp and fhd.cu)."""
+    kinds = ({".cu", ".cpp"}, {".cuh", ".hpp"})
+    ea, eb = os.path.splitext(a)[1], os.path.splitext(b)[1]
+    return ea == eb or any(ea in k and eb in k for k in kinds)
+
+
 def renames(track, pa, pb):
     """{new name: old name} for a file of B's program that A's lacks and that is mostly a file
     of A's that B's lacks (a kernel renamed by the lesson), as git's rename detection pairs them."""
@@ -263,7 +271,7 @@ def renames(track, pa, pb):
         tb = text(track, pb[n], n)
         best, score = None, 0.5
         for g in gone:
-            if g in out.values() or os.path.splitext(g)[1] != os.path.splitext(n)[1]:
+            if g in out.values() or not same_kind(g, n):
                 continue
             r = difflib.SequenceMatcher(None, text(track, pa[g], g), tb, autojunk=False).ratio()
             if r > score:

@@ -17,6 +17,8 @@ namespace {
 
 #include <im2col_transposed.hpp>
 
+#include <conv_forward.hpp>
+
 #include <conv_backward.hpp>
 
 #include <host.hpp>

@@ -13,11 +13,11 @@
 namespace ae {
 namespace {
 
-#include <gemm.hpp>
-
 #include <im2col.hpp>
 
 #include <im2col_transposed.hpp>
+
+#include <conv_forward.hpp>
 
 #include <conv_backward.hpp>
 

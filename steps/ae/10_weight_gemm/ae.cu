@@ -33,6 +33,8 @@
 namespace ae {
 namespace {
 
+#include <tile_geometry.cuh>
+
 #include <Tile.cuh>
 #include <conv_gemm.cuh>
 

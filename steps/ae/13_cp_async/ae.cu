@@ -30,10 +30,9 @@
 namespace ae {
 namespace {
 
-#include <ptx.cuh>
-#include <Tile.cuh>
-#include <Mma.cuh>
+#include <tile_geometry.cuh>
 
+#include <Tile.cuh>
 #include <conv_gemm.cuh>
 
 #include <weight_gemm.cuh>

@@ -1,3 +1,17 @@
+// ---- What a convolution reads and what it writes: the fusions ----
+
+// What a tiled convolution does with its sums before they leave the SM: the element-wise
+// layer that follows it, applied in registers, so that no pass over global memory is left
+// for ReLU, pooling, upsampling's adjoint, unpooling or the loss.
+enum class Output {
+  bias_relu,        // a = max(conv + bias, 0)                                    conv3, conv4
+  bias_relu_pool,   // p = 2x2 max of max(conv + bias, 0), and which pixel won    conv1, conv2
+  bias,             // y = conv + bias, the reconstruction                        conv5 (reconstruct())
+  bias_loss,        // d_y = scale (conv + bias - x), the block's squared error   conv5 (training)
+  up_adjoint_relu,  // d_a = 2x2 sum of the input gradient, where a > 0           backward of conv5, conv4
+  unpool_relu,      // d_a = the input gradient at the window's winner if p > 0   backward of conv3, conv2
+};
+
 struct Epilogue {
   const float* bias = nullptr;      // bias_*
   float* out = nullptr;             // what the mode writes

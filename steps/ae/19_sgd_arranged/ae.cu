@@ -17,8 +17,6 @@ namespace {
 
 #include <tile_geometry.cuh>
 
-#include <Output.cuh>
-
 #include <Epilogue.cuh>
 
 #include <conv_tiled.cuh>

@@ -31,12 +31,9 @@
 namespace ae {
 namespace {
 
-#include <ptx.cuh>
+#include <tile_geometry.cuh>
+
 #include <Tile.cuh>
-#include <Mma.cuh>
-
-#include <store_pooled.cuh>
-
 #include <conv_gemm.cuh>
 
 #include <weight_gemm.cuh>

@@ -38,12 +38,9 @@
 namespace ae {
 namespace {
 
-#include <ptx.cuh>
+#include <tile_geometry.cuh>
+
 #include <Tile.cuh>
-#include <Mma.cuh>
-
-#include <store_pooled.cuh>
-
 #include <conv_gemm.cuh>
 
 #include <weight_gemm.cuh>
@@ -57,8 +54,6 @@ namespace {
 #include <conv5_backward.cuh>
 
 #include <arrange_weights.cuh>
-
-#include <fingerprint_weights.cuh>
 
 #include <host.cuh>
 

@@ -33,6 +33,7 @@
 namespace epic {
 namespace {
 
+#include <dft8.cuh>
 #include <image_samples.cuh>
 
 #include <DftPlan.cuh>

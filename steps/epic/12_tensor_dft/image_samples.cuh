@@ -1,5 +1,3 @@
-constexpr int kN = 64;              // the image this step makes: 64 x 64 (128 x 128 is 10's and 11's)
-constexpr int kThreads = 512;       // 16 warps: 4 row tiles of 16 image rows x 4 groups
 constexpr int kMaxChunks = kN / 8;  // occupied rows or columns in chunks of 8: at most 8 chunks
 constexpr int kMaxItems = kMaxChunks * kMaxChunks * 32;  // gather items of a channel (a lane a cell pair)
 constexpr uint32_t kNegate = 0x80008000u;  // the sign bits of both halves of a half2

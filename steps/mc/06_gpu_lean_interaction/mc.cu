@@ -12,8 +12,6 @@ namespace {
 
 #include <store_block_tally.cuh>
 
-#include <Derived.cuh>
-
 #include <fly_absorb_scatter.cuh>
 
 #include <transport_round.cuh>

@@ -10,9 +10,7 @@
 namespace mc {
 namespace {
 
-#include <ptx.cuh>
-
-#include <Derived.cuh>
+#include <store_block_tally.cuh>
 
 #include <fly_absorb_scatter.cuh>
 

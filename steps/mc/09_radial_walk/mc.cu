@@ -11,9 +11,9 @@
 namespace mc {
 namespace {
 
-#include <ptx.cuh>
+#include <store_block_tally.cuh>
 
-#include <Derived.cuh>
+#include <fly_absorb_scatter.cuh>
 
 #include <transport_round.cuh>
 

@@ -1,18 +1,3 @@
-// The roulette, decided by the step's own uniform xi. Survive if xi <= p: weight / p, and
-// xi / p is again uniform on (0, 1]. Otherwise the photon ends and the slot launches the
-// thread's next photon at once, at the source (weight 0 when there is none: the slot
-// retires), flown with (xi - p) / (1 - p), again uniform on (0, 1] given xi > p.
-__device__ void roulette(Photon& p, float& xi, int& waiting, const Derived& dv) {
-  if (xi <= dv.survival) {
-    p.weight = __float2uint_rn(__uint2float_rn(p.weight) * dv.inv_survival);  // w / p, rounded to nearest
-    xi = fminf(xi * dv.inv_survival, 1.0f);
-  } else {
-    p.weight = waiting-- > 0 ? dv.one : 0u;  // the thread's next photon; none when waiting <= 0
-    p.r = p.r2 = 0.0f;
-    xi = fminf((xi - dv.survival) * dv.inv_end, 1.0f);
-  }
-}
-
 // Scatter into a direction of cosine mu with the position vector, fly log2(xi) <= 0 units
 // (backwards, which is the same as flying forwards with -mu: mu is symmetric), deposit into
 // the thread's row. A new photon (r = 0) ignores mu, as it must.

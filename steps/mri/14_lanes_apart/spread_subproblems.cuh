@@ -1,16 +1,3 @@
-// The kernel's weights along one axis for a sample at s grid cells: cells ceil(s - W/2) ..
-// floor(s + W/2), returned as the first one's offset from the subgrid's origin o.
-__device__ int axis_weights(float s, const Grid& gr, int o, float (&w)[kMaxWidth + 1], int& first) {
-  const int lo = int(ceilf(s - 0.5f * gr.width)), hi = int(floorf(s + 0.5f * gr.width));
-  int n = 0;
-  for (int q = lo; q <= hi && n <= kMaxWidth; ++q, ++n) {
-    const float r = 2.0f * (float(q) - s) / float(gr.width);
-    w[n] = fabsf(r) <= 1.0f ? expf(gr.beta * (sqrtf(fmaxf(0.0f, 1.0f - r * r)) - 1.0f)) : 0.0f;
-  }
-  first = lo - o;
-  return n;
-}
-
 // 1. One block per subproblem (a bin, its first sample in bin order, how many): the samples'
 // weights mu_m spread into the bin's subgrid in shared memory, then the subgrid added to the
 // grid, wrapped, one float atomic per component of each cell a sample reached.

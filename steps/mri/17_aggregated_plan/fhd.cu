@@ -20,9 +20,7 @@
 namespace mri {
 namespace {
 
-#include <bin_samples.cuh>
-
-#include <place_samples.cuh>
+#include <spread.cuh>
 
 #include <spread_subproblems.cuh>
 

@@ -1,3 +1,4 @@
+constexpr int kMaxWidth = 8;  // cells per axis a sample reaches: at most kMaxWidth + 1
 constexpr double kOversampling = 2;  // sigma: the width rule holds its tolerance here (es_kernel.hpp)
 // FINUFFT's width rule (es_kernel_for) at t measured up to 1.2 t on a partial trajectory at the
 // edge of k-space (`mri_gridding_accuracy --kernel es --samples 1500`): asked for t / 10, it
@@ -36,11 +37,29 @@ __global__ void bin_samples(const float* kx, const float* ky, const float* kz, i
   const int b = (int(z) / kBin * bins.n[1] + int(y) / kBin) * bins.n[0] + int(x) / kBin;
   sx[m] = x, sy[m] = y, sz[m] = z;
   bin_of[m] = b;
-  const unsigned lanes = __activemask();  // the last warp of the grid may be partial
-  const unsigned group = __match_any_sync(lanes, b);  // this warp's lanes in bin b
-  const int lane = threadIdx.x % 32, leader = __ffs(group) - 1;
-  int base = 0;
-  if (lane == leader) base = atomicAdd(&count[b], __popc(group));
-  base = __shfl_sync(group, base, leader);
-  rank[m] = base + __popc(group & ((1u << lane) - 1));
+  rank[m] = atomicAdd(&count[b], 1);
+}
+
+// Plan, step 3 (step 2, the prefix sum over the bins, is the host's): each sample's position
+// and index in bin order.
+__global__ void place_samples(const float* sx, const float* sy, const float* sz, const int* bin_of, const int* rank,
+                              const int* bin_start, int numK, float* px, float* py, float* pz, int* order) {
+  const int m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= numK) return;
+  const int j = bin_start[bin_of[m]] + rank[m];
+  px[j] = sx[m], py[j] = sy[m], pz[j] = sz[m];
+  order[j] = m;
+}
+
+// The kernel's weights along one axis for a sample at s grid cells: cells ceil(s - W/2) ..
+// floor(s + W/2), returned as the first one's offset from the subgrid's origin o.
+__device__ int axis_weights(float s, const Grid& gr, int o, float (&w)[kMaxWidth + 1], int& first) {
+  const int lo = int(ceilf(s - 0.5f * gr.width)), hi = int(floorf(s + 0.5f * gr.width));
+  int n = 0;
+  for (int q = lo; q <= hi && n <= kMaxWidth; ++q, ++n) {
+    const float r = 2.0f * (float(q) - s) / float(gr.width);
+    w[n] = fabsf(r) <= 1.0f ? expf(gr.beta * (sqrtf(fmaxf(0.0f, 1.0f - r * r)) - 1.0f)) : 0.0f;
+  }
+  first = lo - o;
+  return n;
 }

@@ -1,3 +1,16 @@
+// w f rounded to nearest (f in units of 2^-32): the high word of w f + 2^31, written so that it
+// is one IMAD.HI (the plain C++ costs three).
+__device__ unsigned scaled(unsigned weight, unsigned factor) {
+  unsigned product;
+  asm("{\n\t.reg .u32 low;\n\t"
+      "mad.lo.cc.u32 low, %1, %2, 0x80000000;\n\t"
+      "madc.hi.u32 %0, %1, %2, 0;\n\t"
+      "}"
+      : "=r"(product)
+      : "r"(weight), "r"(factor));
+  return product;
+}
+
 constexpr int kThreadsPerRow = 8;  // threads sharing a row of counters (a warp has four rows)
 
 // A 64-bit counter as two 32-bit words, low then high, updated with the native 32-bit shared
@@ -35,36 +48,3 @@ __device__ void store_block_tally(int shells, int bits, unsigned long long block
   }
   if (threadIdx.x == 0) atomicAdd(&row[shells], block_photons * (unsigned long long)kFixedOne);
 }
-
-// Positions are in units of ln 2 / mu_t, so that a step is just log2(xi) (fly_absorb_scatter),
-// and the direction is kept as the sines and cosines it is made of.
-struct Photon {
-  float x, y, z;
-  float sin_theta, cos_phi, sin_phi, cos_theta;
-  unsigned weight;  // fixed point (Weights)
-};
-
-__device__ Photon launch() { return {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0u}; }
-
-// [1, 2) from the top 23 bits: the float 1.m with m = those bits.
-__device__ float one_to_two(uint32_t bits) { return __uint_as_float(0x3f800000u | (bits >> 9)); }
-
-// The step's uniform: 1.m - 1 + 2^-24, in (0, 1) (so the step is never 0 either).
-__device__ float step_uniform(uint32_t bits) { return one_to_two(bits) + (-1.0f + 0x1p-24f); }
-
-// sqrt on the SFU in one instruction (MUFU.SQRT); sqrtf is the IEEE sequence.
-__device__ float sqrt_approx(float x) {
-  float root;
-  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(x));
-  return root;
-}
-
-// What the inner loop needs besides Physics, derived once per thread.
-struct Derived {
-  float shells_per_unit;   // -step_scale: a distance in the units above -> shell widths
-  unsigned last_shell;     // float bits of 2^23 + (shells - 1)
-  unsigned row_address;    // this thread's row (shared address), less 2^23 shells (see fly_absorb_scatter)
-  unsigned one, albedo, threshold;        // Weights
-  float survival, inv_survival, inv_end;  // p, 1 / p, 1 / (1 - p) of the roulette
-  unsigned count;          // photons of this thread
-};
