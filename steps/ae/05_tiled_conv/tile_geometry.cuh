@@ -43,7 +43,7 @@ TileGeometry tile_geometry(int out_ch, int h, int w, int per_thread) {
   g.plane = (g.tile_h + 2) * g.pitch;
   g.shared = (size_t(kChannelChunk) * g.plane + size_t(kChannelChunk) * 9 * g.block_out) * sizeof(float);
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("05_tiled_conv: a " + std::to_string(w) + "-pixel-wide tile needs " +
+    throw core::RuntimeError("a " + std::to_string(w) + "-pixel-wide tile needs " +
                              std::to_string(g.shared) + " bytes of shared memory, more than 48 KB");
   return g;
 }

@@ -35,7 +35,7 @@ GradientGeometry gradient_geometry(const Conv& c, int batch, int sms, int shared
   while (size() > budget && g.in_groups > 1) g.in_groups = (g.in_groups + 1) / 2;
   while (size() > budget && g.out_groups > 1) g.out_groups = (g.out_groups + 1) / 2;
   if (g.shared > kSharedLimit)
-    throw core::RuntimeError("06_staged_gradient: " + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
+    throw core::RuntimeError("" + std::to_string(c.width) + "-pixel rows do not fit a weight-gradient tile");
   g.in_blocks = ceil_div(c.in, g.in_groups * kGradIn);
   g.row_tiles = ceil_div(c.height, g.rows);
   const int channel_blocks = ceil_div(c.out, g.out_groups * kGradOut) * g.in_blocks;

@@ -56,7 +56,7 @@ Choice<Algo> pick(const Perf* results, int count, size_t limit, bool transforms,
           (transforms || !is_transform(r.algo)))
         return {r.algo, r.memory, timed ? r.time : 0.0f, r.determinism};
     }
-  throw core::RuntimeError("15_cudnn: cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
+  throw core::RuntimeError("cuDNN offers no fp32 (FMA) algorithm for " + what + " within a " +
                            std::to_string(limit >> 20) + " MiB workspace (--workspace-mib)" +
                            (transforms ? "" : " without Winograd or FFT (--transforms 1 allows them)"));
 }

@@ -7,7 +7,7 @@ class GpuFused final : public GpuStep {
   void allocate(int batch) override {
     for (const Conv& c : L_)
       if (c.bias != c.weight + c.weight_count())
-        throw core::RuntimeError("19_sgd_arranged: a layer's bias must follow its weights (sgd_arranged updates both)");
+        throw core::RuntimeError("a layer's bias must follow its weights (sgd_arranged updates both)");
     forward_weights_.resize(state_.params.size());
     backward_weights_.resize(state_.params.size());
     for (const Conv& c : L_)

@@ -4,12 +4,12 @@ class Fused final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("05_fused images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+      throw core::UsageError("this step images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 10_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("05_fused decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("this step decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const ColumnLists lists = column_lists(in, false);  // 02's lists, a thread's run after another's, every column
     entries_.upload(lists.entry.data(), lists.entry.size());
@@ -31,7 +31,7 @@ class Fused final : public GpuStep {
     CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     smem_ = (size_t(in.pols) * kN * kRow + size_t(in.pols) * kN * kN) * sizeof(float2) + 2 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
-      throw core::UsageError("05_fused needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+      throw core::UsageError("this step needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
                              std::to_string(in.stands) + " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));

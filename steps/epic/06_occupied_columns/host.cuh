@@ -4,12 +4,12 @@ class Fused final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("06_occupied_columns images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+      throw core::UsageError("this step images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 10_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("06_occupied_columns decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("this step decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const ColumnLists lists = column_lists(in);  // 02's lists, a thread's run after another's, occupied columns first
     column_order_.upload(lists.column.data(), lists.column.size());
@@ -36,7 +36,7 @@ class Fused final : public GpuStep {
     a_row_ = occupied_max_;
     smem_ = (size_t(in.pols) * kN * kRow + size_t(in.pols) * kN * a_row_) * sizeof(float2) + 2 * size_t(in.stands) * sizeof(float4);
     if (smem_ > size_t(most))
-      throw core::UsageError("06_occupied_columns needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
+      throw core::UsageError("this step needs " + std::to_string(smem_) + " bytes of shared memory a block for " +
                              std::to_string(occupied_max_) + " occupied columns and " + std::to_string(in.stands) +
                              " stands; this GPU gives a block at most " + std::to_string(most));
     const void* kernel = in.pols > 1 ? (const void*)image_samples<2> : (const void*)image_samples<1>;

@@ -4,12 +4,12 @@ class Cluster final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("10_cluster_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+      throw core::UsageError("this step images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 05_fused's to 09_fused_half's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands * in.pols > kMaxBytes)
-      throw core::UsageError("10_cluster_128 stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
+      throw core::UsageError("this step stages at most " + std::to_string(kMaxBytes) + " voltage bytes a sample (stands x pols); " +
                              std::to_string(in.stands) + " stands x " + std::to_string(in.pols) + " pols is more");
     const CellLists lists = make_cell_lists(in);  // 02's lists, one (stand, weight) entry in 8 bytes
     const std::vector<int2> entry = packed_entries(lists);
@@ -42,7 +42,7 @@ class Cluster final : public GpuStep {
     config.numAttrs = 1;
     int clusters = 0;  // clusters of four such blocks the GPU can hold at once
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    if (clusters < 1) throw core::RuntimeError("10_cluster_128: this GPU cannot hold a cluster of four blocks of " +
+    if (clusters < 1) throw core::RuntimeError("this GPU cannot hold a cluster of four blocks of " +
                                                std::to_string(smem_) + " bytes of shared memory");
     clusters_ = clusters;
     slices_used_ = slices_ > 0 ? slices_ : (clusters + in.channels - 1) / in.channels;

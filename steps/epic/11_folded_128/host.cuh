@@ -4,12 +4,12 @@ class Folded final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("11_folded_128 images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+      throw core::UsageError("this step images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 05_fused's to 09_fused_half's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("11_folded_128 decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("this step decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const FoldedLists lists = folded_lists(in);
     column_order_.upload(lists.column.data(), lists.column.size());

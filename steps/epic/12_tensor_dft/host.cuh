@@ -4,12 +4,12 @@ class TensorDft final : public GpuStep {
 
   void load(const Inputs& in) override {
     if (in.image_size != kN)
-      throw core::UsageError("12_tensor_dft images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
+      throw core::UsageError("this step images " + std::to_string(kN) + " x " + std::to_string(kN) + " (--image-size " +
                              std::to_string(in.image_size) + " is 10_cluster_128's)");
     load_image(in);  // GpuStep's: the inputs kept, the image, autos, weights and correction on the device
     gulps_.load(in);  // pinned host copy, two device buffers of a gulp
     if (in.stands > kThreads)
-      throw core::UsageError("12_tensor_dft decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
+      throw core::UsageError("this step decodes a stand a thread, at most " + std::to_string(kThreads) + " stands; " +
                              std::to_string(in.stands) + " is more");
     const DftPlan plan = dft_plan(in);
     chunks_.upload(plan.chunks.data(), plan.chunks.size());
@@ -29,7 +29,7 @@ class TensorDft final : public GpuStep {
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (smem_ > size_t(most))
-      throw core::UsageError("12_tensor_dft needs " + std::to_string(smem_) + " bytes of shared memory a block; this GPU gives a block at most " +
+      throw core::UsageError("this step needs " + std::to_string(smem_) + " bytes of shared memory a block; this GPU gives a block at most " +
                              std::to_string(most));
     const void* kernel = wide_ ? (const void*)image_samples<8, 8> : (const void*)image_samples<4, 4>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
