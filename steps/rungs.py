@@ -11,7 +11,7 @@ track's: cufft, cudnn, nccl, fftwf) are inherited the same way; README.md, `pare
 `sweep.json` belong to the rung alone.
 
   rungs.py meson                     one line a rung for steps/meson.build
-  rungs.py list [TRACK]              TRACK ID KIND PARENT, one rung a line, in tree order
+  rungs.py list [TRACK]              TRACK ID KIND PARENT HOW LANE, one rung a line, in tree order
   rungs.py show TRACK ID [--out DIR] the rung's whole program, each file with the rung it comes
                                      from; --out writes it as one folder that builds alone
   rungs.py diff TRACK ID [ID2]       the files ID holds against what its parent resolves to
@@ -178,7 +178,8 @@ def kind(track, rung):
 
 
 def tree_order(track):
-    """Rungs depth-first from the root(s), children in number order: the ladder as a tree."""
+    """Rungs depth-first from the root(s), children in number order, each with its lane (the
+    side branches on its way from the root): the ladder as a tree."""
     ids = rung_ids(track)
     kids = {r: [] for r in ids}
     roots = []
@@ -187,10 +188,10 @@ def tree_order(track):
         (kids[up] if up else roots).append(r)
     out = []
 
-    def walk(r, depth):
-        out.append((r, depth))
-        for k in kids[r]:
-            walk(k, depth + 1)
+    def walk(r, lane):  # lane: how many side branches lead here (a first child stays in line)
+        out.append((r, lane))
+        for i, k in enumerate(kids[r]):
+            walk(k, lane + (i > 0))
     for r in roots:
         walk(r, 0)
     return out
