@@ -17,11 +17,7 @@ void conv_backward(const Conv& c, const float* params, const float* in, const fl
           for (int y = std::max(0, 1 - kh); y < std::min(h, h + 1 - kh); ++y)
             for (int x = std::max(0, 1 - kw); x < std::min(w, w + 1 - kw); ++x)
               sum += d_o[y * w + x] * in_i[(y + kh - 1) * w + (x + kw - 1)];
-#if defined(STEPWISE_MUTANT_OVERWRITE_GRADIENT)  // only for tests/ae: proves validation rejects the published code's bug
-          gradient[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw] = sum;
-#else
           gradient[c.weight + ((size_t(o) * c.in + i) * 3 + kh) * 3 + kw] += sum;
-#endif
         }
     }
   }

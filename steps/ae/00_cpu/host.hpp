@@ -32,9 +32,6 @@ class Cpu final : public Step {
       const float lr = float(p_->lr), momentum = float(p_->momentum);
       for (size_t j = 0; j < params_.size(); ++j) {
         velocity_[j] = momentum * velocity_[j] + gradient_[j];
-#if defined(STEPWISE_MUTANT_NO_VELOCITY)  // only for tests/ae: proves validation sees the momentum
-        velocity_[j] = gradient_[j];
-#endif
         params_[j] -= lr * velocity_[j];
       }
     }

@@ -29,11 +29,7 @@ __global__ void __launch_bounds__(kThreads5) conv5_backward(Conv5Shape s, const 
     for (int q = threadIdx.x; q < s.w * 9; q += blockDim.x) {
       const int X = q / 9, tap = q % 9, dy = tap / 3 - 1, dx = tap % 3 - 1;
       float4 v = make_float4(0, 0, 0, 0);
-#ifdef STEPWISE_MUTANT_ONE_COPY  // the bug, in the test suite's build only: validation must catch it
-      constexpr int kCopies = 1;  // the upsampling's adjoint takes one of u4's four copies of a4
-#else
       constexpr int kCopies = 2;
-#endif
 #pragma unroll
       for (int i = 0; i < kCopies; ++i)
 #pragma unroll

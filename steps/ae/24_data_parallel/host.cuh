@@ -408,12 +408,6 @@ class ImplicitGemm final : public NhwcLayers {
     float* gradient = state_.gradient.data() + from;
     CUDA_CHECK(cudaEventRecord(made_, stream_));
     CUDA_CHECK(cudaStreamWaitEvent(reducing_, made_, 0));
-#ifdef STEPWISE_MUTANT_REDUCE_TO_ROOT  // the bug, in the test suite's build only: the ranks' fingerprints must catch it
-    if (l == kConv5 || buckets_ == kOneBucket) {  // rank 0 alone gets the sum; the others keep their own share
-      NCCL_CHECK(ncclReduce(gradient, gradient, to - from, ncclFloat, ncclSum, 0, comm_, reducing_));
-      return;
-    }
-#endif
     NCCL_CHECK(ncclAllReduce(gradient, gradient, to - from, ncclFloat, ncclSum, comm_, reducing_));
   }
 

@@ -25,11 +25,7 @@ class Cpu final : public Step {
       // One plan for the shape, executed by every thread on its own arrays (fftwf_execute_dft
       // is thread-safe; the arrays share fftwf_alloc's alignment). FFTW_ESTIMATE: the same
       // algorithm on every run, so the same bits.
-#ifdef STEPWISE_MUTANT_FFT_SIGN  // exists only so the tests prove validation rejects it
-      const int sign = FFTW_FORWARD;
-#else
       const int sign = FFTW_BACKWARD;  // exp(+2 pi i k.j / N): the sky from the aperture
-#endif
       plan_ = fftwf_plan_dft_2d(n_, n_, work_[0].grid[0], work_[0].field[0], sign, FFTW_ESTIMATE);
       if (!plan_) throw std::runtime_error("fftwf_plan_dft_2d failed");
       cos_.resize(size_t(n_));
@@ -74,11 +70,7 @@ class Cpu final : public Step {
     const int32_t* cy = in_.cell_y + size_t(c) * A;
     const float* wx = in_.weight_x + size_t(c) * A * S;
     const float* wy = in_.weight_y + size_t(c) * A * S;
-#ifdef STEPWISE_MUTANT_DROP_POL  // exists only so the tests prove validation rejects it
-    const int gridded_pols = 1;
-#else
     const int gridded_pols = P;
-#endif
     const int samples = in_.samples_per_gulp * in_.gulps;
     for (int t = 0; t < samples; ++t) {
       const uint8_t* v = in_.voltages + (size_t(t) * in_.channels + c) * A * P;
@@ -136,11 +128,7 @@ class Cpu final : public Step {
         const int m = (jy + half) & mask;
         for (int jx = 0; jx < n; ++jx) {
           const int l = (jx + half) & mask;
-#ifdef STEPWISE_MUTANT_TRANSPOSE  // exists only so the tests prove validation rejects it
-          const size_t dst = size_t(l) * n + m;
-#else
           const size_t dst = size_t(m) * n + l;
-#endif
           const size_t src = size_t(jy) * n + jx;
           const float xr = fx[src][0], xi = fx[src][1], yr = fy[src][0], yi = fy[src][1];
           switch (pr) {

@@ -36,9 +36,6 @@ class Cpu final : public Step {
     float weight = 1.0f;
     for (;;) {
       float t = -std::log(rng.uniform());  // move: an exponential step, in mean free paths
-#if defined(STEPWISE_MUTANT_MFP_BIAS)  // only for tests/mc: the smallest bias CI must see, a mean free path 0.2 % long
-      t *= 1.002f;
-#endif
       x += t * u;
       y += t * v;
       z += t * w;
@@ -50,27 +47,18 @@ class Cpu final : public Step {
       weight = kept;
 
       float xi1, xi2;  // new direction: a point uniform in the unit disk (rejection)
-#if defined(STEPWISE_MUTANT_WRONG_DISK)  // only for tests/mc: validation must reject the published CUDA kernel's disk
-      const float rho = std::sqrt(rng.uniform()), phi = 2.0f * core::kPiF * rng.uniform();
-      xi1 = 2.0f * rho * std::sin(phi) - 1.0f;
-      xi2 = 2.0f * rho * std::cos(phi) - 1.0f;
-      t = xi1 * xi1 + xi2 * xi2;
-#else
       do {
         xi1 = 2.0f * rng.uniform() - 1.0f;
         xi2 = 2.0f * rng.uniform() - 1.0f;
         t = xi1 * xi1 + xi2 * xi2;
       } while (1.0f < t || t == 0.0f);
-#endif
       u = 2.0f * t - 1.0f;
       v = xi1 * std::sqrt((1.0f - u * u) / t);
       w = xi2 * std::sqrt((1.0f - u * u) / t);
 
       if (weight < threshold) {  // roulette: unbiased, the survivors carry the lost weight
         if (rng.uniform() > survival) break;
-#if !defined(STEPWISE_MUTANT_NO_REWEIGHT)  // only for tests/mc: validation must catch survivors not re-weighted
         weight /= survival;
-#endif
       }
     }
   }

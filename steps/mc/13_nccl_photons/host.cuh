@@ -14,11 +14,7 @@ class GpuTuned final : public Step {
     if (launch_.blocks < size_t(world.size))
       throw core::UsageError(std::to_string(launch_.blocks) + " blocks cannot be shared by " + std::to_string(world.size) +
                              " GPUs: give more --photons or fewer GPUs");
-#ifndef STEPWISE_MUTANT_SAME_FIRST_BLOCK
     first_block_ = launch_.blocks * world.rank / world.size;
-#else
-    first_block_ = 0;  // known wrong: every GPU repeats the first run of blocks
-#endif
     my_blocks_ = launch_.blocks * (world.rank + 1) / world.size - first_block_;
     rows_.resize(launch_.batches * (p.shells + 1));
     shared_ = size_t(threads_ / kThreadsPerRow) * (2 * p.shells + 1) * sizeof(unsigned);
@@ -31,9 +27,7 @@ class GpuTuned final : public Step {
                                                  first_block_, rows_.data());
     CUDA_CHECK_LAUNCH();
     // Every GPU's rows summed into every GPU's: integer sums, so in any order the same bits.
-#ifndef STEPWISE_MUTANT_NO_ALLREDUCE
     NCCL_CHECK(ncclAllReduce(rows_.data(), rows_.data(), rows_.size(), ncclUint64, ncclSum, comm_, cudaStreamLegacy));
-#endif
   }
 
   void store(Tally& tally) override { copy_rows(tally, ph_.shells, launch_.batches, rows_.data()); }

@@ -35,9 +35,6 @@ __global__ void spread_subproblems(const float* px, const float* py, const float
   for (int c = threadIdx.x; c < cells; c += blockDim.x) {
     const float2 v = subgrid[c];
     if (v.x == 0.0f && v.y == 0.0f) continue;  // a cell no sample reached (a bin's edge)
-#ifdef STEPWISE_MUTANT_DROP_HALO  // the bug, in the test suite's build only: validation must catch it
-    if (c % side < gr.width / 2 || c % side >= gr.width / 2 + kBin) continue;  // x outside the bin's own cells
-#endif
     const int x = (o[0] + c % side + gr.g[0]) % gr.g[0], y = (o[1] + c / side % side + gr.g[1]) % gr.g[1],
               z = (o[2] + c / (side * side) + gr.g[2]) % gr.g[2];
     float2* cell = grid + (size_t(z) * gr.g[1] + y) * gr.g[0] + x;
