@@ -232,13 +232,13 @@ def cmd_list(tracks):
 
 def cmd_show(track, rung, out):
     files = program(track, rung)
+    if out and os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise TreeError(f"--out {out}: exists and is not an empty folder")
     width = max(len(n) for n, _ in files)
     for n, h in files:
         mark = "" if h == rung else f"from {h}"
         print(f"  {n:<{width}}  steps/{track}/{h}/{n}" + (f"   ({mark})" if mark else "   (this rung)"))
     if out:
-        if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-            raise TreeError(f"--out {out}: exists and is not an empty folder")
         try:
             os.makedirs(out, exist_ok=True)
             for n, h in files:
