@@ -3,14 +3,14 @@
 //   sfu_per_s        special-function-unit sin/cos results per second (__sinf, __cosf)
 //   fp32_flop_per_s  FP32 FFMA rate, 2 flop per FFMA
 //   fp16_flop_per_s  half2 HFMA2 rate, 4 flop per HFMA2 (two halves, a multiply-add each): the
-//                    ceiling of the steps that compute in half2 (epic 08 and 10)
+//                    ceiling of the steps that compute in half2 (epic 09, 11 and 12)
 //   copy_bytes_per_s device-to-device copy, bytes read + bytes written per second
 //   h2d_pinned_bytes_per_s
 //                    host-to-device copy from pinned memory (cudaMemcpyAsync of 256 MiB): the
 //                    ceiling of a step that streams its input from the host (epic's gulps)
 //   tf32_tensor_flop_per_s, bf16_tensor_flop_per_s
 //                    the tensor cores through mma.sync (m16n8k8 TF32, m16n8k16 BF16, float
-//                    sums), 2 flop per multiply-add: the instruction ae 06-08 use. Hopper's
+//                    sums), 2 flop per multiply-add: the instruction ae 12-14 and 21-24 use. Hopper's
 //                    asynchronous warpgroup mma (wgmma) reaches more; this is the ceiling of
 //                    code written with mma.sync.
 // Each kernel keeps many independent dependency chains per thread so that latency is
