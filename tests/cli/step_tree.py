@@ -55,12 +55,15 @@ def check_diff(track, a, b, out):
     for f in held:
         if f"steps/{track}/{b}/{f}" not in shown:
             continue  # a file of B's folder its program does not include (checked below)
-        h = nearest(track, a, f)
-        old = os.path.join(root, "steps", track, h, f) if h else os.devnull
-        label = f"steps/{track}/{h}/{f}" if h else "/dev/null"
+        # A file the diff calls renamed (`# NEW: OLD renamed in B`) is diffed against OLD.
+        renamed = re.search(rf"^# {re.escape(f)}: (\S+) renamed in {b}$", out, re.M)
+        was = renamed.group(1) if renamed else f
+        h = nearest(track, a, was)
+        old = os.path.join(root, "steps", track, h, was) if h else os.devnull
+        label = f"steps/{track}/{h}/{was}" if h else "/dev/null"
         want = subprocess.run(["diff", "-u", "--label", label, "--label", f"steps/{track}/{b}/{f}", old,
                                os.path.join(root, "steps", track, b, f)], capture_output=True, text=True).stdout
-        ok = ok and (want in out or f"renamed in {b}" in out) and want != ""
+        ok = ok and want != "" and want in out
     missing = [f for f in held if f"steps/{track}/{b}/{f}" not in shown]
     return ok and not missing, missing
 
