@@ -102,11 +102,16 @@ def mode_tables(exe, fixtures):
         r = row(h100, "03_sfu")
         check(r[1] == "GPU SFU \\| fast", f"'|' in a title is escaped: {r}")
         check(r[4:11] == ["10.0x", "1000x", "1.000 T", "50.0 %", "PASS", "2.00e-04", "80.5"], f"03 row: {r}")
-        check(row(h100, "00_cpu")[7] == "n/a (CPU)", "CPU rows have no GPU ceiling")
+        # Both CPU rows have no GPU ceiling, for one reason: each cell is marked, and the table says
+        # the reason once, under it.
+        check(row(h100, "00_cpu")[7] == "n/a [a]" and row(h100, "01_cpu_omp")[7] == "n/a [a]",
+              f"CPU rows have no GPU ceiling, marked: {row(h100, '00_cpu')[7:8]} {row(h100, '01_cpu_omp')[7:8]}")
+        check(h100.count("\n[a] n/a: CPU.\n") == 1 and "n/a (CPU)" not in h100, "the repeated reason is a footnote")
 
         h200 = section(md, "### F^H d, problem small (1000000 samples x 1000 voxels), NVIDIA H200")
         r = row(h200, "03_sfu")
         # 03's parent, 02, has no row on the H200: no step speedup (not one over 01, the row above).
+        # The table's one row without a probe keeps its reason in the cell.
         check(r[4:8] == ["-", "1250x", "1.250 T", "n/a (no probe on NVIDIA H200)"], f"H200 row without probe: {r}")
         check("`02_gather`" not in h200, "an H100 row does not leak into the H200 table")
 
@@ -533,11 +538,13 @@ def mode_ceilings(exe, fixtures):
         cell = lambda table, step: (row(table, step) or [""] * 8)[7]
 
         ae_p = section(md, "### batch 4, problem small, GPU P")
+        # A reason the table gives once stays in its cell; one that several rows share is a footnote.
         for step, want in [("00_cpu", "n/a (CPU)"), ("02_fp32", "20.0 %"), ("03_declared", "40.0 %"),
-                           ("05_tf32", "n/a (no tensor-core ceiling measured)"),
-                           ("06_bf16", "n/a (no tensor-core ceiling measured)"),
+                           ("05_tf32", "n/a [a]"), ("06_bf16", "n/a [a]"), ("08_two tf32", "n/a [a]"),
                            ("07_no_flop", "n/a (record lacks work.flop)")]:
             check(cell(ae_p, step) == want, f"ae {step} on GPU P: {cell(ae_p, step)!r}, want {want!r}")
+        check(ae_p.count("\n[a] n/a: no tensor-core ceiling measured.\n") == 1 and "(no tensor-core" not in ae_p,
+              "the tensor-core rows' shared reason said once, under the table")
         check(row(ae_p, "08_two tf32") and row(ae_p, "08_two bf16"), "a step's two precisions are two rows")
         peer_rows = [l for l in ae_p.splitlines() if l.startswith("| `pytorch")]
         check(len(peer_rows) == 1 and peer_rows[0].startswith("| `pytorch tf32_cl` |") and "200" in peer_rows[0],
@@ -576,6 +583,13 @@ def mode_ceilings(exe, fixtures):
         mri_p = section(md, "### F^H d, problem small, GPU P")
         check(cell(mri_p, "07_sfu") == "50.0 %", f"mri against SFU / 2: {cell(mri_p, '07_sfu')!r}")
         check(cell(mri_p, "11_gridding") == "n/a (gridding computes no pair)", f"mri gridding: {cell(mri_p, '11_gridding')!r}")
+        # Gridding computes no pair: its pairs/s is an equivalent rate, and says so even alone.
+        rate = lambda step: (row(mri_p, step) or [""] * 7)[6]
+        check(rate("07_sfu") == "1.000 T" and rate("11_gridding") == "5.000 T [a]",
+              f"the gridding rate marked, the others not: {rate('07_sfu')!r}, {rate('11_gridding')!r}")
+        check("\n[a] equivalent pairs/s: gridding computes no voxel-sample pair;" in mri_p, "the mark says equivalent pairs/s")
+        check("| `11_gridding` | 10.00 -> 10.00 | 5.00x | 5.000 T equivalent pairs/s | n/a (gridding computes no pair) |"
+              in section(md, "## Summary"), "the summary labels the gridding rate equivalent pairs/s")
         over = "150.0 % (over the SFU sin/cos pairs bound: the step does less of that work than counted)"
         check(cell(mri_p, "10_phase_recurrence") == over, f"mri over the bound: {cell(mri_p, '10_phase_recurrence')!r}")
 
@@ -660,6 +674,11 @@ def mode_tolerance(exe, fixtures):
         check((row(ladder, "16_fixed_point") or ["", "", ""])[2] == "1.000",
               "the ladder's 16 row is its 1e-4 run (1.000 ms), not the 1e-3 or 1e-6 one")
         check(ladder.count("| `16_fixed_point` |") == 1, "one ladder row per step")
+        # Both gridding rows: an equivalent rate, and no ceiling for one reason, each said once under the table.
+        for step in ("15_fixed_width", "16_fixed_point"):
+            check((row(ladder, step) or [""] * 8)[6:8] == ["1.000 [a]", "n/a [b]"], f"{step}'s rate and ceiling marked: {row(ladder, step)}")
+        check(ladder.count("\n[a] equivalent pairs/s: ") == 1 and ladder.count("\n[b] n/a: gridding computes no pair.\n") == 1
+              and "(gridding computes no pair)" not in ladder, "the gridding rows' marks explained once each")
         table = section(md, "### Gridding by tolerance")
         for tol, width, ms in [("0.001", "5", "0.5000"), ("0.0001", "6", "1.000"), ("1e-06", "8", "3.000")]:
             check(f"| `16_fixed_point` | {tol} | {width} | {ms} | 0.7500 |" in table,
@@ -751,6 +770,15 @@ def mode_scaling(exe, fixtures):
               f"the peer's single process as its 1-GPU base, marked 1*: {peer}")
         check("1*: the row's run without `ranks`" in md, "the mark is explained")
 
+        # Without the step's run on one GPU its rows have no speedup, for one reason said once.
+        step1 = lambda r: r["step"] == "24_ddp" and r.get("ranks", {}).get("size") == 1
+        write(os.path.join(tmp, "no-step1"), lambda r: not step1(r))
+        md = generate(exe, os.path.join(tmp, "no-step1"), os.path.join(tmp, "out5"), "--no-render", *steps)
+        scaling = section(md, "### Scaling: GPU S")
+        step = [(g, c[:2]) for n, g, c in scaling_rows(scaling) if n == "`24_ddp`"]
+        check(step == [("2", ["90.00 k", "n/a [a]"]), ("4", ["160.0 k", "n/a [a]"])], f"no speedup without a 1-GPU run: {step}")
+        check(scaling.count("\n[a] n/a: no run on 1 GPU.\n") == 1, "the reason said once under the table")
+
         # One GPU only (the steps suite's runs), or no ranks at all: no Scaling section.
         write(os.path.join(tmp, "one"), lambda r: r.get("ranks", {}).get("size", 1) == 1)
         md = generate(exe, os.path.join(tmp, "one"), os.path.join(tmp, "out3"), "--no-render", *steps)
@@ -829,6 +857,11 @@ def mode_roofline(exe, root):
             # Q on another GPU: its own roofline
             rec("mri", "07_q", {"flop": 1.4e7}, {"samples": 1000, "voxels": 1000}, {"kernel": "q", "accuracy": "fast"},
                 1.0, gpu="GPU Q"),
+            # two gridding rungs in one table: one reason, a footnote
+            rec("mri", "11_q_grid", {"flop": 1.4e7}, {"samples": 1000, "voxels": 1000}, {"kernel": "q", "accuracy": "gridding"},
+                1.0, gpu="GPU Q"),
+            rec("mri", "12_q_grid", {"flop": 1.4e7}, {"samples": 1000, "voxels": 1000}, {"kernel": "q", "accuracy": "tolerance"},
+                1.0, gpu="GPU Q"),
             rec("mri", "07_no_probe", {"flop": 3e6}, mri, fhd, 0.01, gpu="GPU N"),
             rec("mc", "04_gpu", {"count": 1000, "interactions_per_photon": 75}, {"shells": 101}, {}, 1.0),
             rec("epic", "02_fp32", {"fft_flop": 1e6}, epic_full, {"accuracy": "fp32"}, 1.0),
@@ -861,6 +894,11 @@ def mode_roofline(exe, root):
         # mri Q: kx, ky, kz, phi (2) per sample
         q = fig("mri-q-large-gpu-q")
         check(close(q.get("07", (0,) * 4)[3], 4 * (5 * 1000 + 5 * 1000)), f"mri Q bytes 40,000: {q}")
+        check(sorted(q) == ["07"], f"mri Q figure: the gridding rungs not placed: {sorted(q)}")
+        mq = section(md, "### Roofline: Q, problem large, GPU Q")
+        check(row(mq, "11")[4] == "not placed [a]" and row(mq, "12")[4] == "not placed [a]",
+              f"repeated reason marked: {row(mq, '11')} {row(mq, '12')}")
+        check(mq.count("\n[a] not placed: gridding computes no pair.\n") == 1, "and said once under the table")
         check("### Roofline: F^H d, problem large, GPU N" not in md, "no roofline on a GPU without a probe")
 
         # mc: 101 shells x 8 bytes; flop = photons x interactions x (26 + 28 / pi)
