@@ -10,6 +10,13 @@ the root: exactly the compiler's -I order, which the build passes (steps/meson.b
 track's: cufft, cudnn, nccl, fftwf) are inherited the same way; README.md, `parent` and
 `sweep.json` belong to the rung alone.
 
+A rung holds a file it changes in one of two forms: the whole file (a new file, or one it
+rewrites) or NAME.patch, a unified diff against the file its parent's chain resolves NAME to,
+when it changes a few lines of a long file. A patch is applied at build time (render): an
+ancestor's fix outside the patch's lines reaches the rung with no edit, and one that touches
+them stops the build at that hunk, by name (never a silent copy left behind). `show --out`
+writes a rung's whole program; `save` takes such a folder back, each file held in its form.
+
   rungs.py meson                     one line a rung for steps/meson.build
   rungs.py list [TRACK]              TRACK ID KIND PARENT HOW LANE, one rung a line, in tree order
   rungs.py show TRACK ID [--out DIR] the rung's whole program, each file with the rung it comes
@@ -19,8 +26,13 @@ track's: cufft, cudnn, nccl, fftwf) are inherited the same way; README.md, `pare
   rungs.py path TRACK ID FILE        where FILE of ID's program comes from
   rungs.py expand TRACK ID [OUT]     the rung's whole program as one file (stdout or OUT)
   rungs.py expand-path PATH [OUT]    PATH's text, expanded where PATH is a rung's main file
-  rungs.py layout                    which rung holds each file of each program (the build's
-                                     reconfigure trigger)
+  rungs.py save TRACK ID DIR         DIR's files (as show --out writes them, edited) become ID's:
+                                     each held whole or as a patch, or dropped when unchanged
+  rungs.py tidy [TRACK]              every held file rewritten in its form; no program changes
+  rungs.py render OUT                the files patches make, OUT/TRACK/ID/NAME (the build's)
+  rungs.py rename TRACK ID NEW_ID    the rung renamed or renumbered: its folder, every mention of
+                                     its id (records, labs, tests, READMEs) and its evidence names
+  rungs.py layout                    which rung holds each file of each program
 Exit 2 with a message on a bad tree, rung or argument.
 """
 import difflib
@@ -30,10 +42,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 STEPS = os.path.dirname(os.path.abspath(__file__))
 TRACKS = ("mri", "mc", "epic", "ae")
 OWN = ("README.md", "parent", "sweep.json")  # a rung's own files: never inherited
+PATCH = ".patch"  # NAME.patch: a rung's changes to NAME, as a unified diff
 NEEDS = ("cufft", "cudnn", "nccl", "fftwf")
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
 
@@ -85,18 +99,133 @@ def chain(track, rung):
         out.append(up)
 
 
+def held(track, rung, name):
+    """How RUNG holds NAME: 'whole' (the file), 'patch' (NAME.patch: its changes to the file its
+    parent's chain resolves NAME to) or None."""
+    folder = os.path.join(STEPS, track, rung)
+    whole, patch = os.path.isfile(os.path.join(folder, name)), os.path.isfile(os.path.join(folder, name + PATCH))
+    if whole and patch:
+        raise TreeError(f"steps/{track}/{rung} holds both {name} and {name}{PATCH}: want one")
+    return "whole" if whole else "patch" if patch else None
+
+
 def holder(track, rung, name):
-    """The rung of the chain that holds NAME (the nearest), or None."""
+    """The rung of the chain that holds NAME (the nearest, whole or as a patch), or None."""
     for r in chain(track, rung):
-        if os.path.isfile(os.path.join(STEPS, track, r, name)):
+        if held(track, r, name):
             return r
     return None
+
+
+def held_path(track, h, name):
+    """The file rung H holds for NAME: NAME itself or NAME.patch (relative to steps/)."""
+    return f"{track}/{h}/{name}" + (PATCH if held(track, h, name) == "patch" else "")
+
+
+def sources(track, h, name):
+    """The files NAME at holder H is made from (relative to steps/): the patches from H up and
+    the whole file they apply to, nearest first."""
+    out = []
+    while h is not None:
+        out.append(held_path(track, h, name))
+        if held(track, h, name) == "whole":
+            return out
+        up, _ = parent_of(track, h)
+        h = holder(track, up, name) if up else None
+    raise TreeError(f"steps/{out[-1]}: a patch with nothing to patch (no ancestor holds {name})")
+
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def apply_patch(patch_name, lines, base, base_name):
+    """BASE (a list of lines) with the unified diff LINES applied: each hunk's old lines (context
+    and removed) must match exactly, at the line it names or, when the base has grown or shrunk
+    above it, at the nearest offset after the previous hunk (as patch(1) with no fuzz); a hunk
+    that matches nowhere is an error that names the patch, the hunk and the base."""
+    out, at, i, prev = [], 0, 0, " "
+    while i < len(lines) and not lines[i].startswith("@@"):
+        i += 1
+    if i == len(lines):
+        raise TreeError(f"steps/{patch_name}: no hunk (want a unified diff against {base_name})")
+    shift = 0
+    while i < len(lines):
+        m = HUNK.match(lines[i])
+        if not m:
+            raise TreeError(f"steps/{patch_name}:{i + 1}: want a hunk header '@@ -A,B +C,D @@'")
+        start, head, i = int(m.group(1)), i + 1, i + 1
+        n_old = int(m.group(2)) if m.group(2) is not None else 1
+        n_new = int(m.group(4)) if m.group(4) is not None else 1
+        old, new = [], []
+        while len(old) < n_old or len(new) < n_new or (i < len(lines) and lines[i].startswith("\\")):
+            if i == len(lines):
+                raise TreeError(f"steps/{patch_name}:{head}: the hunk ends early (its header counts "
+                                f"{n_old} old and {n_new} new lines)")
+            line = lines[i]
+            if line.startswith("\\"):  # "\ No newline at end of file": the line before ends unended
+                for seq in ((old, new) if prev == " " else (old,) if prev == "-" else (new,)):
+                    seq[-1] = seq[-1].rstrip("\n")
+            elif line[:1] in (" ", "-", "+") or line == "\n":  # "\n": a blank context line
+                prev, body = (line[0], line[1:]) if line != "\n" else (" ", "\n")
+                if prev in " -":
+                    old.append(body)
+                if prev in " +":
+                    new.append(body)
+            else:
+                raise TreeError(f"steps/{patch_name}:{i + 1}: want a line starting with ' ', '-' or '+'")
+            i += 1
+        if len(old) != n_old or len(new) != n_new:
+            raise TreeError(f"steps/{patch_name}:{head}: the hunk holds {len(old)} old and {len(new)} new "
+                            f"lines, its header counts {n_old} and {n_new}")
+        want = start - 1 + (1 if not old else 0) + shift
+        found = None
+        for d in range(0, len(base) + 1):
+            for pos in ((want + d, want - d) if d else (want,)):
+                if at <= pos <= len(base) - len(old) and base[pos:pos + len(old)] == old:
+                    found = pos
+                    break
+            if found is not None:
+                break
+        if found is None:
+            raise TreeError(f"steps/{patch_name}:{head}: the hunk at line {start} does not match "
+                            f"{base_name} (changed since the patch was made: make it again, README.md, \"Single source\")")
+        shift = found - (start - 1 + (1 if not old else 0))
+        out += base[at:found] + new
+        at = found + len(old)
+    return out + base[at:]
+
+
+_resolved = {}
+
+
+def resolved(track, h, name):
+    """NAME's text as rung H holds it (a list of lines): the file, or its patch applied to what
+    H's parent's chain resolves NAME to."""
+    key = (track, h, name)
+    if key not in _resolved:
+        how = held(track, h, name)
+        if how is None:
+            raise TreeError(f"steps/{track}/{h} holds no {name}")
+        path = os.path.join(STEPS, held_path(track, h, name))
+        with open(path) as f:
+            lines = f.read().splitlines(keepends=True)
+        if how == "patch":
+            up, _ = parent_of(track, h)
+            base_at = holder(track, up, name) if up else None
+            if base_at is None:
+                raise TreeError(f"steps/{track}/{h}/{name}{PATCH}: a patch with nothing to patch "
+                                f"(no ancestor holds {name})")
+            lines = apply_patch(held_path(track, h, name), lines, resolved(track, base_at, name),
+                                f"{track}/{base_at}'s {name}" + (" (itself a patch)" if held(track, base_at, name) == "patch" else ""))
+        _resolved[key] = lines
+    return _resolved[key]
 
 
 def main_file(track, rung):
     for r in chain(track, rung):
         folder = os.path.join(STEPS, track, r)
-        mains = sorted(f for f in os.listdir(folder) if f.endswith((".cu", ".cpp")))
+        mains = sorted(f[:-len(PATCH)] if f.endswith(PATCH) else f for f in os.listdir(folder)
+                       if f.endswith((".cu", ".cpp", ".cu" + PATCH, ".cpp" + PATCH)))
         if len(mains) > 1:
             raise TreeError(f"steps/{track}/{r} holds {len(mains)} main files ({', '.join(mains)}): want one")
         if mains:
@@ -115,9 +244,7 @@ def program(track, rung):
             continue
         seen.add(name)
         files.append((name, r))
-        with open(os.path.join(STEPS, track, r, name)) as f:
-            text = f.read()
-        for inc in INCLUDE.findall(text):
+        for inc in INCLUDE.findall("".join(resolved(track, r, name))):
             h = holder(track, rung, inc)
             if h is not None and inc not in seen:
                 todo.append((inc, h))
@@ -154,10 +281,12 @@ def expand_path(path):
     """PATH's text; where PATH is a rung's main file (steps/TRACK/ID/MAIN), the rung's whole
     program (expand). Tools that read "a step's source" call this."""
     real = os.path.realpath(path)
-    rel = os.path.relpath(real, STEPS).split(os.sep)
+    rel = real.split(os.sep)[-3:]  # steps/TRACK/ID/MAIN, or the build's rendered/TRACK/ID/MAIN
     if len(rel) == 3 and rel[0] in TRACKS and re.fullmatch(r"\d\d_\w+", rel[1]) and rel[2].endswith((".cu", ".cpp")):
         try:
-            if main_file(rel[0], rel[1]) == (rel[2], rel[1]):
+            if rel[1] in rung_ids(rel[0]) and main_file(rel[0], rel[1])[0] == rel[2] and (
+                    os.path.dirname(os.path.dirname(os.path.dirname(real))) != STEPS
+                    or main_file(rel[0], rel[1])[1] == rel[1]):
                 return expand(rel[0], rel[1])
         except TreeError:
             pass
@@ -167,10 +296,7 @@ def expand_path(path):
 
 def words(track, rung, name):
     h = holder(track, rung, name)
-    if h is None:
-        return []
-    with open(os.path.join(STEPS, track, h, name)) as f:
-        return f.read().split()
+    return [] if h is None else "".join(resolved(track, h, name)).split()
 
 
 def kind(track, rung):
@@ -201,10 +327,40 @@ def layout_line(track, rung):
     return " ".join(f"{n}@{h}" for n, h in program(track, rung))
 
 
+def rendered_names(track, rung):
+    """The files of the rung's program that a patch makes (the build writes them, rendered/)."""
+    return [n for n, h in program(track, rung) if held(track, h, n) == "patch"]
+
+
+def cmd_render(out_root):
+    """Write each rung's patched files to OUT_ROOT/TRACK/ID/NAME, the first folder of its include
+    path; a file is written only when its text changes (so that nothing rebuilds for nothing),
+    and a file no longer made is removed (so that it cannot shadow the chain's)."""
+    for track in TRACKS:
+        for rung in rung_ids(track):
+            folder = os.path.join(out_root, track, rung)
+            names = rendered_names(track, rung)
+            for n in names:
+                body = "".join(resolved(track, holder(track, rung, n), n))
+                path = os.path.join(folder, n)
+                if os.path.isfile(path):
+                    with open(path) as f:
+                        if f.read() == body:
+                            continue
+                os.makedirs(folder, exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(body)
+            for n in (os.listdir(folder) if os.path.isdir(folder) else []):
+                if n not in names:
+                    os.remove(os.path.join(folder, n))
+
+
 def cmd_meson():
-    # track, id, kind, main (relative to steps/), flags, needs, include dirs (relative to
-    # steps/, the root first), layout digest, the program's files (relative to steps/); fields
-    # split by '|', lists by ' '.
+    # track, id, kind, main (relative to steps/, or to the rendered folder where a patch makes
+    # it), flags, needs, include dirs (relative to steps/, the root first), layout digest, the
+    # program's files (relative to steps/: what it is made from, patches and the files they
+    # apply to), the files it renders (names) and what those are made from; fields split by
+    # '|', lists by ' '.
     for track in TRACKS:
         for rung in rung_ids(track):
             name, r = main_file(track, rung)
@@ -213,14 +369,19 @@ def cmd_meson():
             if bad:
                 raise TreeError(f"steps/{track}/{holder(track, rung, 'needs')}/needs: unknown '{bad[0]}' "
                                 f"(known: {' '.join(NEEDS)})")
-            digest = hashlib.sha1(layout_line(track, rung).encode()).hexdigest()[:12]
+            made = rendered_names(track, rung)
+            # The digest covers what the patches make, so that a change to a file a patch applies
+            # to reconfigures the build (the driver compares these lines) and re-renders it.
+            digest = hashlib.sha1((layout_line(track, rung) + "".join(
+                "".join(resolved(track, holder(track, rung, n), n)) for n in made)).encode()).hexdigest()[:12]
             # Root first: meson gives the compiler a target's include directories last first, so
             # the compiler searches the rung's folder first, then its parent's, up to the root.
             dirs = " ".join(f"{track}/{c}" for c in reversed(chain(track, rung)))
-            files = " ".join(f"{track}/{h}/{n}" for n, h in program(track, rung))
-            print("|".join([track, rung, kind(track, rung), f"{track}/{r}/{name}",
-                            " ".join(words(track, rung, "compiler_flags")), " ".join(needs), dirs, digest,
-                            files]))
+            files = " ".join(f for n, h in program(track, rung) for f in sources(track, h, n))
+            print("|".join([track, rung, kind(track, rung), f"{track}/{rung}/{name}" if name in made else
+                            f"{track}/{r}/{name}", " ".join(words(track, rung, "compiler_flags")),
+                            " ".join(needs), dirs, digest, files, " ".join(made),
+                            " ".join(f for n in made for f in sources(track, holder(track, rung, n), n))]))
 
 
 def cmd_list(tracks):
@@ -234,15 +395,23 @@ def cmd_show(track, rung, out):
     files = program(track, rung)
     if out and os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise TreeError(f"--out {out}: exists and is not an empty folder")
-    width = max(len(n) for n, _ in files)
+    rows = []
     for n, h in files:
-        mark = "" if h == rung else f"from {h}"
-        print(f"  {n:<{width}}  steps/{track}/{h}/{n}" + (f"   ({mark})" if mark else "   (this rung)"))
+        made = sources(track, h, n)
+        mark = "this rung" if h == rung else f"from {h}"
+        if len(made) > 1:  # a patch: name what it applies to, nearest first
+            mark += ": a patch on " + " on ".join(f.split("/")[1] if f.endswith(PATCH) else f"steps/{f}"
+                                                  for f in made[1:])
+        rows.append((n, "steps/" + made[0], mark))
+    w1, w2 = (max(len(r[i]) for r in rows) for i in (0, 1))
+    for n, path, mark in rows:
+        print(f"  {n:<{w1}}  {path:<{w2}}  ({mark})")
     if out:
         try:
             os.makedirs(out, exist_ok=True)
             for n, h in files:
-                shutil.copyfile(os.path.join(STEPS, track, h, n), os.path.join(out, n))
+                with open(os.path.join(out, n), "w") as f:
+                    f.writelines(resolved(track, h, n))
         except OSError as e:
             raise TreeError(f"--out {out}: {e.strerror}")
         print(f"wrote {len(files)} files to {out} (build them with -I{out} and the track's harness; "
@@ -250,8 +419,7 @@ def cmd_show(track, rung, out):
 
 
 def text(track, h, n):
-    with open(os.path.join(STEPS, track, h, n)) as f:
-        return f.read().splitlines(keepends=True)
+    return resolved(track, h, n)
 
 
 def same_kind(a, b):
@@ -282,6 +450,165 @@ def renames(track, pa, pb):
     return out
 
 
+def unified(ta, tb, la, lb, context=3):
+    """The unified diff of two texts (lists of lines): GNU diff's minimal one where diff(1) is
+    installed (difflib's is longer), else difflib's."""
+    if shutil.which("diff"):
+        with tempfile.TemporaryDirectory() as tmp:
+            for n, t in (("a", ta), ("b", tb)):
+                with open(os.path.join(tmp, n), "w") as f:
+                    f.writelines(t)
+            return subprocess.run(["diff", f"-U{context}", "--label", la, "--label", lb, os.path.join(tmp, "a"),
+                                   os.path.join(tmp, "b")], capture_output=True, text=True).stdout
+    return "".join(difflib.unified_diff(ta, tb, la, lb, n=context))
+
+
+def base_of(track, rung, name):
+    """What RUNG's parent's chain resolves NAME to (a list of lines), or None."""
+    up, _ = parent_of(track, rung)
+    h = holder(track, up, name) if up else None
+    return resolved(track, h, name) if h else None
+
+
+def hold(track, rung, name, body):
+    """Make RUNG hold NAME with the text BODY (a list of lines) in its form: nothing when BODY is
+    what its parent's chain has (it inherits); the whole file when the chain has none; else the
+    form that repeats fewer of the parent's lines: NAME.patch (its context lines) or the whole
+    file (its lines unchanged from the parent's), the whole file on a tie. Returns the form."""
+    folder = os.path.join(STEPS, track, rung)
+    base = base_of(track, rung, name)
+    patch = unified(base, body, f"a/{name}", f"b/{name}") if base is not None and base != body else ""
+    context = sum(1 for line in patch.splitlines()[2:] if line.startswith(" "))
+    kept = sum(m.size for m in difflib.SequenceMatcher(None, base, body, autojunk=False).get_matching_blocks()) if patch else 0
+    form = "inherit" if base == body else "patch" if patch and context < kept else "whole"
+    for n, keep in ((name, form == "whole"), (name + PATCH, form == "patch")):
+        path = os.path.join(folder, n)
+        if keep:
+            with open(path, "w") as f:
+                f.write("".join(body) if n == name else patch)
+        elif os.path.isfile(path):
+            os.remove(path)
+    _resolved.clear()
+    if form != "inherit" and resolved(track, rung, name) != body:
+        raise TreeError(f"steps/{track}/{rung}/{name}: the patch made does not give the text back")
+    return form
+
+
+def held_names(track, rung):
+    folder = os.path.join(STEPS, track, rung)
+    return sorted({n[:-len(PATCH)] if n.endswith(PATCH) else n for n in os.listdir(folder)
+                   if n not in OWN and os.path.isfile(os.path.join(folder, n))})
+
+
+def cmd_save(track, rung, folder):
+    """The inverse of show --out: each file of FOLDER becomes part of RUNG's program, held in
+    its form (hold); a file the same as its parent's is dropped from the rung."""
+    if not os.path.isdir(folder):
+        raise TreeError(f"{folder}: not a folder (save TRACK STEP FOLDER: the folder show --out wrote)")
+    for n in sorted(os.listdir(folder)):
+        if n in OWN or not os.path.isfile(os.path.join(folder, n)):
+            continue
+        with open(os.path.join(folder, n)) as f:
+            body = f.read().splitlines(keepends=True)
+        form = hold(track, rung, n, body)
+        print(f"  {n}: {'inherited from ' + str(holder(track, parent_of(track, rung)[0], n)) if form == 'inherit' else form}")
+
+
+def cmd_tidy(tracks):
+    """Every file every rung holds, rewritten in its form (hold): the programs stay the same text."""
+    for track in tracks:
+        for rung in rung_ids(track):
+            for n in held_names(track, rung):
+                was = held(track, rung, n)
+                body = resolved(track, rung, n)
+                form = hold(track, rung, n, body)
+                if form != was:
+                    print(f"steps/{track}/{rung}/{n}: {was} -> {form}")
+
+
+REPO = os.path.dirname(STEPS)
+NOT_RENAMED = ("report/evidence/",)  # the record of what was: its files are renamed, not rewritten
+
+
+def tracked_text_files():
+    """The repository's text files (git's list where it is a git checkout), relative to REPO."""
+    try:
+        out = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             capture_output=True, check=True).stdout.decode().split("\0")
+        names = [n for n in out if n and os.path.isfile(os.path.join(REPO, n))]
+    except (OSError, subprocess.CalledProcessError):
+        names = [os.path.relpath(os.path.join(d, f), REPO) for d, dirs, fs in os.walk(REPO)
+                 for f in fs if not any(part.startswith((".", "build")) and part != "."
+                                        for part in os.path.relpath(d, REPO).split(os.sep))]
+    out = []
+    for n in names:
+        try:
+            with open(os.path.join(REPO, n), encoding="utf-8") as f:
+                out.append((n, f.read()))
+        except (UnicodeDecodeError, OSError):
+            pass  # a binary file (an image): the report draws it again
+    return out
+
+
+def cmd_rename(track, old, new):
+    """Rename (or renumber) a rung: its folder, every mention of its id in the repository's text
+    (its children's parent files, its program's step_info, the build's and tests' names, lab
+    references, the records of report/results, the READMEs, the report), and the evidence files
+    named after its number. The evidence's contents stay as they were recorded: a line in
+    report/evidence/README.md says what the rung was called."""
+    if not re.fullmatch(r"\d\d_[a-z0-9_]+", new):
+        raise TreeError(f"'{new}': a step's id is NN_name (two digits, then lower-case words joined by _)")
+    if new in rung_ids(track):
+        raise TreeError(f"{track} {new} exists already")
+    for other in TRACKS:
+        if other != track and old in rung_ids(other):
+            raise TreeError(f"{other} has a step {old} too: its mentions cannot be told from {track}'s")
+    up, _ = parent_of(track, old)
+    kids = [r for r in rung_ids(track) if parent_of(track, r)[0] == old]
+    if (up and not up < new) or any(not new < k for k in kids):
+        raise TreeError(f"{track} {new}: a step's number is above its parent's ({up}) and below its children's "
+                        f"({' '.join(kids) or 'none'})")
+    before = {r: expand(track, r) for r in rung_ids(track)}
+    word = re.compile(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9_])")
+    on, nn = old[:2], new[:2]
+    moved = {}
+    if on != nn:  # evidence files named TRACK-DEVICE-NN-...: renumbered with the rung
+        ev = os.path.join(REPO, "report", "evidence")
+        for f in sorted(os.listdir(ev)) if os.path.isdir(ev) else []:
+            m = re.fullmatch(rf"({track}-[a-z0-9]+-){on}(-.*)", f)
+            if m:
+                moved[f] = m.group(1) + nn + m.group(2)
+    changed = 0
+    for name, body in tracked_text_files():
+        text = body if name.startswith(NOT_RENAMED) else word.sub(new, body)
+        for a, b in moved.items():
+            text = text.replace(a, b)
+        if text != body:
+            with open(os.path.join(REPO, name), "w", encoding="utf-8") as f:
+                f.write(text)
+            changed += 1
+    for a, b in moved.items():
+        os.rename(os.path.join(REPO, "report", "evidence", a), os.path.join(REPO, "report", "evidence", b))
+    os.rename(os.path.join(STEPS, track, old), os.path.join(STEPS, track, new))
+    index = os.path.join(REPO, "report", "evidence", "README.md")
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as f:
+            text = f.read()
+        head = "## Renamed steps\n"
+        if head not in text:
+            text = text.rstrip("\n") + f"\n\n{head}\nThe evidence keeps the names a step had when it was recorded:\n"
+        text = text.rstrip("\n") + ("\n\n" if text.rstrip("\n").endswith(":") else "\n") + f"- {track} `{new}` was `{old}`\n"
+        with open(index, "w", encoding="utf-8") as f:
+            f.write(text)
+    _resolved.clear()
+    for r, body in before.items():
+        r2 = new if r == old else r
+        if expand(track, r2) != word.sub(new, body):
+            raise TreeError(f"{track} {r2}: its program changed by more than the new name (check git diff)")
+    print(f"{track} {old} -> {new}: {changed} files changed, {len(moved)} evidence files renamed; "
+          f"every program of {track} is what it was, but for the name")
+
+
 def cmd_diff(track, a, b):
     pa, pb = dict(program(track, a)), dict(program(track, b))
     moved = renames(track, pa, pb)
@@ -290,8 +617,8 @@ def cmd_diff(track, a, b):
         ha, hb = pa.get(old), pb.get(n)
         if ha == hb and old == n:
             continue  # the same file: inherited unchanged
-        la = f"steps/{track}/{ha}/{old}" if ha else "/dev/null"
-        lb = f"steps/{track}/{hb}/{n}" if hb else "/dev/null"
+        la = f"steps/{held_path(track, ha, old)}" if ha else "/dev/null"
+        lb = f"steps/{held_path(track, hb, n)}" if hb else "/dev/null"
         ta = text(track, ha, old) if ha else []
         tb = text(track, hb, n) if hb else []
         if old != n:
@@ -301,12 +628,7 @@ def cmd_diff(track, a, b):
         elif hb is None:
             print(f"# {n}: dropped by {b} (its program no longer includes it)")
         sys.stdout.flush()
-        if shutil.which("diff"):  # GNU diff's minimal diff; difflib's is longer
-            subprocess.run(["diff", "-u", "--label", la, "--label", lb,
-                            os.path.join(STEPS, track, ha, old) if ha else os.devnull,
-                            os.path.join(STEPS, track, hb, n) if hb else os.devnull])
-        else:
-            sys.stdout.writelines(difflib.unified_diff(ta, tb, la, lb))
+        sys.stdout.write(unified(ta, tb, la, lb))
 
 
 def main(argv):
@@ -323,6 +645,14 @@ def main(argv):
         args = args[:i] + args[i + 2:]
     if cmd == "meson" and not args:
         cmd_meson()
+    elif cmd == "rename" and len(args) == 3:
+        cmd_rename(args[0], resolve_id(args[0], args[1]), args[2])
+    elif cmd == "save" and len(args) == 3:
+        cmd_save(args[0], resolve_id(args[0], args[1]), args[2])
+    elif cmd == "tidy" and len(args) <= 1:
+        cmd_tidy(args or list(TRACKS))
+    elif cmd == "render" and len(args) == 1:
+        cmd_render(args[0])
     elif cmd == "layout" and not args:
         for track in TRACKS:
             for rung in rung_ids(track):
@@ -353,10 +683,12 @@ def main(argv):
         h = dict(program(args[0], rung)).get(args[2])
         if h is None:
             raise TreeError(f"{args[0]} {rung}: no file '{args[2]}' in its program")
-        print(os.path.join(STEPS, args[0], h, args[2]))
+        print(os.path.join(STEPS, held_path(args[0], h, args[2])))
     else:
         raise TreeError(f"usage: rungs.py meson | layout | list [TRACK] | show TRACK STEP [--out DIR] | "
-                        f"diff TRACK STEP [STEP2] | path TRACK STEP FILE (not '{' '.join(argv)}')")
+                        f"diff TRACK STEP [STEP2] | path TRACK STEP FILE | expand TRACK STEP [OUT] | "
+                        f"expand-path PATH [OUT] | save TRACK STEP DIR | tidy [TRACK] | render OUT | rename TRACK STEP NEW "
+                        f"(not '{' '.join(argv)}')")
     return 0
 
 

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 driver, work = sys.argv[1], sys.argv[2]
 root = os.path.dirname(os.path.abspath(driver))
@@ -26,45 +27,40 @@ def run(drv, *args):
     return subprocess.run([drv, *args], capture_output=True, text=True, env=env)
 
 
-OWN = ("README.md", "parent", "sweep.json")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chain import Chain  # noqa: E402  (the chain walked from the parent files, patch(1) for patches)
+
+tree = Chain(root)
 
 
-def nearest_main(track, step):
-    while not any(f.endswith((".cu", ".cpp")) for f in os.listdir(os.path.join(root, "steps", track, step))):
-        step = open(os.path.join(root, "steps", track, step, "parent")).readline().split()[0]
-    return step
-
-
-def nearest(track, step, name):
-    """The nearest of STEP and its ancestors that holds NAME, walked here from the parent files
-    (not by steps/rungs.py, which the driver's diff uses)."""
-    while step != "none":
-        if os.path.isfile(os.path.join(root, "steps", track, step, name)):
-            return step
-        step = open(os.path.join(root, "steps", track, step, "parent")).readline().split()[0]
-    return None
+def label(track, step, name):
+    return f"steps/{track}/{step}/{name}" + (".patch" if tree.held(track, step)[name] == "patch" else "")
 
 
 def check_diff(track, a, b, out):
-    """`diff TRACK B` (A its parent): every file B holds appears, as diff -u of the file A's
-    chain holds under that name (or /dev/null), and nothing else of B's chain is shown as B's. A
-    file B holds that is the same as A's would be an unchanged copy: it must not be there."""
-    held = sorted(f for f in os.listdir(os.path.join(root, "steps", track, b)) if f not in OWN)
+    """`diff TRACK B` (A its parent): every file B holds (whole or as a patch) appears, as diff -u
+    of what A's chain resolves that name to (or /dev/null) against what B's does, and nothing
+    else of B's chain is shown as B's. A file B holds that is the same as A's would be an
+    unchanged copy: it must not be there."""
+    held = sorted(tree.held(track, b))
     shown = re.findall(r"^\+\+\+ (\S+)", out, re.M)
     ok = all(x == "/dev/null" or x.startswith(f"steps/{track}/{b}/") for x in shown)
     for f in held:
-        if f"steps/{track}/{b}/{f}" not in shown:
+        if label(track, b, f) not in shown:
             continue  # a file of B's folder its program does not include (checked below)
         # A file the diff calls renamed (`# NEW: OLD renamed in B`) is diffed against OLD.
         renamed = re.search(rf"^# {re.escape(f)}: (\S+) renamed in {b}$", out, re.M)
         was = renamed.group(1) if renamed else f
-        h = nearest(track, a, was)
-        old = os.path.join(root, "steps", track, h, was) if h else os.devnull
-        label = f"steps/{track}/{h}/{was}" if h else "/dev/null"
-        want = subprocess.run(["diff", "-u", "--label", label, "--label", f"steps/{track}/{b}/{f}", old,
-                               os.path.join(root, "steps", track, b, f)], capture_output=True, text=True).stdout
+        h = tree.nearest(track, a, was)
+        with tempfile.TemporaryDirectory() as tmp:
+            old, new = os.path.join(tmp, "old"), os.path.join(tmp, "new")
+            open(old, "w").write(tree.text(track, h, was) if h else "")
+            open(new, "w").write(tree.text(track, b, f))
+            want = subprocess.run(["diff", "-u", "--label", label(track, h, was) if h else "/dev/null",
+                                   "--label", label(track, b, f), old if h else os.devnull, new],
+                                  capture_output=True, text=True).stdout
         ok = ok and want != "" and want in out
-    missing = [f for f in held if f"steps/{track}/{b}/{f}" not in shown]
+    missing = [f for f in held if label(track, b, f) not in shown]
     return ok and not missing, missing
 
 
@@ -75,10 +71,7 @@ for track in ("mri", "mc", "epic", "ae"):
     for step in steps:
         # The step names itself (step_info's first field, the record's "step") as its folder
         # does: a renumbered step that kept its old name writes records under the old number.
-        folder = os.path.join(root, "steps", track, step)
-        main = next(f for f in sorted(os.listdir(os.path.join(root, "steps", track, nearest_main(track, step))))
-                    if f.endswith((".cu", ".cpp")))
-        source = open(os.path.join(root, "steps", track, nearest_main(track, step), main)).read()
+        source = tree.text(track, tree.main(track, step)[1], tree.main(track, step)[0])
         names = re.findall(r'return \{"(\d\d_[a-z0-9_]+)"', source)
         check(names == [step], f"{track} {step}: its source names it {step} (step_info says {names})")
         line = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
