@@ -37,8 +37,10 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(p.returncode == 2 and missing in p.stderr and "no such file" in p.stderr,
                f"lab.py --validate-only {lab} check {missing}: expected exit 2 naming the file, got {p.returncode}", p)
         meta = json.load(open(os.path.join(root, "labs", lab, "lab.json")))
-        # An existing file: the lab's skeleton, or the step a generated skeleton is made from.
-        source = os.path.join(root, meta["skeleton"]["from"] if "skeleton" in meta else os.path.join("labs", lab, meta["source"]))
+        # An existing file, named as the lab's source is (validation only asks that it exists).
+        source = os.path.join(tmp, "existing", meta["source"])
+        os.makedirs(os.path.dirname(source), exist_ok=True)
+        open(source, "w").write("// a student's file\n")
         p = run([sys.executable, lab_py, root, build, "--validate-only", lab, "check", source])
         expect(p.returncode == 0, f"lab.py --validate-only {lab} check {source}: exit {p.returncode}", p)
     for args in (["no-such-lab", "check", missing], [labs[0], "grade"], [labs[0], "check", "a", "b"]):
