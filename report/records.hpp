@@ -64,7 +64,7 @@ using Grids = std::map<std::string, std::vector<std::string>>;
 Grids load_grids(const std::string& steps_dir);
 
 // Each step's declared parent, from steps/<track>/<NN_name>/parent: one line, the parent's id
-// ("07_gpu_tiled"), or "none" for a ladder's root, optionally followed by what the step is
+// ("07_loss_block_sums"), or "none" for a ladder's root, optionally followed by what the step is
 // beside its parent ("reference": a library's, not a rung; "branch": a side path). Keyed
 // "track/step". A missing folder or file gives none; a malformed file is a usage error.
 struct Parent {

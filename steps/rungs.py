@@ -606,7 +606,8 @@ def cmd_rename(track, old, new):
         if expand(track, r2) != word.sub(new, body):
             raise TreeError(f"{track} {r2}: its program changed by more than the new name (check git diff)")
     print(f"{track} {old} -> {new}: {changed} files changed, {len(moved)} evidence files renamed; "
-          f"every program of {track} is what it was, but for the name")
+          f"every program of {track} is what it was, but for the name; the report's images name steps "
+          f"too: draw them again (build/report/stepwise_report --results report/results --out report)")
 
 
 def cmd_diff(track, a, b):

@@ -227,7 +227,7 @@ S=$B/steps/mc
 if has mc-sizes; then
   for e in $(seq 14 30); do
     n=$((1 << e))
-    for s in 07_gpu_tuned 08_hybrid 09_radial_walk; do
+    for s in 07_fixed_point_rows 08_hybrid 09_radial_walk; do
       "$S/mc_$s" --photons $n --repeat 3 --warmup 1 --tag sizes --json "$OUT/mc-$DEVICE_TAG-sizes.jsonl" --quiet || echo "FAILED $s 2^$e"
     done
     if [ "$e" -le "${CPU_MAX_LOG2:-26}" ]; then
@@ -237,13 +237,13 @@ if has mc-sizes; then
 fi
 
 if has mc-tune; then  # ./stepwise tune of the steps named (60 points at 2^30 each: minutes)
-  for s in ${TUNE_STEPS:-07_gpu_tuned 09_radial_walk}; do
+  for s in ${TUNE_STEPS:-07_fixed_point_rows 09_radial_walk}; do
     "$ROOT/stepwise" tune mc "$s" --json "$OUT/mc-$DEVICE_TAG-tune.jsonl" 2>&1 | tail -1
   done
 fi
 
 if has mc-profile; then  # instructions per interaction: the flat loop (05), its cuts (06, 07, 10, 11), the walk in r (09, 12)
-  for s in 05_gpu_flat_loop 06_gpu_lean_interaction 07_gpu_tuned 09_radial_walk 10_gpu_fewer_bits 11_gpu_circle_table 12_radial_carry_vote; do
+  for s in 05_gpu_flat_loop 06_gpu_lean_interaction 07_fixed_point_rows 09_radial_walk 10_gpu_fewer_bits 11_gpu_circle_table 12_radial_carry_vote; do
     n=${s%%_*}
     ncu --clock-control none --kernel-name transport --launch-skip 1 --launch-count 1 \
       --metrics smsp__inst_executed.sum,smsp__thread_inst_executed.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum,gpu__time_duration.sum \

@@ -1,4 +1,4 @@
-// The element-wise kernels of the NCHW GPU steps (04_gpu_basic to 07_gpu_tiled, 15_cudnn): max
+// The element-wise kernels of the NCHW GPU steps (04_gpu_basic to 07_loss_block_sums, 15_cudnn): max
 // pooling and nearest upsampling with their gradients, ReLU and its gradient, and the loss's
 // gradient (SGD is the driver's: gpu_training.cuh), and the layer operations they make
 // (ElementwiseLayers). Those steps differ in their convolutions,

@@ -34,7 +34,7 @@ struct Tally {
 };
 
 struct StepInfo {
-  std::string id;     // "07_gpu_tuned"
+  std::string id;     // "07_fixed_point_rows"
   std::string title;  // one line for tables
   bool gpu;
   core::Tunables tunables;  // the step's own flags with their defaults

@@ -15,7 +15,7 @@ plot 'ae-16-small-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7 
      'ae-16-small-nvidia-h200-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_basic', \
      'ae-16-small-nvidia-h200-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '05_tiled_conv', \
      'ae-16-small-nvidia-h200-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '06_staged_gradient', \
-     'ae-16-small-nvidia-h200-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '07_gpu_tiled', \
+     'ae-16-small-nvidia-h200-loss.dat' index 7 using 1:2 with linespoints pt 7 ps 0.8 title '07_loss_block_sums', \
      'ae-16-small-nvidia-h200-loss.dat' index 8 using 1:2 with linespoints pt 7 ps 0.8 title '08_nhwc', \
      'ae-16-small-nvidia-h200-loss.dat' index 9 using 1:2 with linespoints pt 7 ps 0.8 title '09_conv_gemm', \
      'ae-16-small-nvidia-h200-loss.dat' index 10 using 1:2 with linespoints pt 7 ps 0.8 title '10_weight_gemm', \

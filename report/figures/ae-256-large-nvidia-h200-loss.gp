@@ -11,7 +11,7 @@ set format y '%.0s%c'
 plot 'ae-256-large-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7 ps 0.8 title '04_gpu_basic', \
      'ae-256-large-nvidia-h200-loss.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 title '05_tiled_conv', \
      'ae-256-large-nvidia-h200-loss.dat' index 2 using 1:2 with linespoints pt 7 ps 0.8 title '06_staged_gradient', \
-     'ae-256-large-nvidia-h200-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '07_gpu_tiled', \
+     'ae-256-large-nvidia-h200-loss.dat' index 3 using 1:2 with linespoints pt 7 ps 0.8 title '07_loss_block_sums', \
      'ae-256-large-nvidia-h200-loss.dat' index 4 using 1:2 with linespoints pt 7 ps 0.8 title '08_nhwc', \
      'ae-256-large-nvidia-h200-loss.dat' index 5 using 1:2 with linespoints pt 7 ps 0.8 title '09_conv_gemm', \
      'ae-256-large-nvidia-h200-loss.dat' index 6 using 1:2 with linespoints pt 7 ps 0.8 title '10_weight_gemm', \

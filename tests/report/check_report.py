@@ -136,7 +136,7 @@ def mode_tables(exe, fixtures):
         check("| 1048576 | 40.00 k | 5.000 M |" in mc, "photons/ms against photons table")
         check("6 points over threads x photons-per-thread (" in mc, "the grid's keys are the axes, derived params are not")
         check("Best point: threads 512, photons-per-thread 256" in mc, "mc tuning best point")
-        old = section(md, "#### 07_gpu_tuned, problem small, NVIDIA H100 80GB HBM3, commit fix0000")
+        old = section(md, "#### 07_fixed_point_rows, problem small, NVIDIA H100 80GB HBM3, commit fix0000")
         check("2 points over threads (2025-12-01)" in old and "Best point: threads 512: 0.4194 ms, 2.500 M photons/ms." in old,
               "a superseded sweep is summarised")
         check("Superseded by the sweep of commit fix0001 above: not drawn." in old and "|" not in old and "figures/" not in old,
