@@ -590,6 +590,18 @@ def cmd_rename(track, old, new):
     for a, b in moved.items():
         os.rename(os.path.join(REPO, "report", "evidence", a), os.path.join(REPO, "report", "evidence", b))
     os.rename(os.path.join(STEPS, track, old), os.path.join(STEPS, track, new))
+    # Other folders named after the rung (the report's test fixtures keep a copy of a step's
+    # sweep.json under steps/TRACK/ID/): moved with it.
+    for name, _ in tracked_text_files():
+        parts = name.split("/")
+        if old in parts[:-1] and not name.startswith(NOT_RENAMED) and os.path.isfile(os.path.join(REPO, name)):
+            dest = os.path.join(REPO, *[new if p == old else p for p in parts])
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            os.rename(os.path.join(REPO, name), dest)
+            folder = os.path.dirname(os.path.join(REPO, name))
+            while folder != REPO and not os.listdir(folder):
+                os.rmdir(folder)
+                folder = os.path.dirname(folder)
     index = os.path.join(REPO, "report", "evidence", "README.md")
     if os.path.isfile(index):
         with open(index, encoding="utf-8") as f:

@@ -78,6 +78,9 @@ check(os.path.isdir(os.path.join(repo, "steps", "mc", "07_renamed_here"))
       and not os.path.exists(os.path.join(repo, "steps", "mc", old)), "the folder moved")
 check(len(kids) > 0 and all(parent(repo, "mc", k) == "07_renamed_here" for k in kids),
       f"its children name it their parent ({' '.join(kids)})")
+paths = [os.path.relpath(os.path.join(d, n), repo) for d, dirs, files in os.walk(repo)
+         for n in dirs + files if n == old and "evidence" not in d]
+check(paths == [], f"no folder outside report/evidence/ is named {old} ({paths[:3]})")
 left = mentions(repo, old)
 check(left == [], f"no text outside report/evidence/ names {old} ({left[:5]})")
 check(records > 0 and open(os.path.join(repo, "report", "results", "mc-h200.jsonl")).read().count('"07_renamed_here"') == records,
