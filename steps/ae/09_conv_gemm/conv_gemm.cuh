@@ -18,7 +18,8 @@ constexpr size_t conv_shared_bytes() {
 // ---- The forward pass and the input gradient: one implicit GEMM ----
 
 // A 3x3 convolution (padding 1) of NHWC activations: `in` is images x h x w x in_ch, `out`
-// images x h x w x out_ch, both channel counts padded (multiples of 4).
+// images x h x w x out_ch, both channel counts padded to multiples of 4 (a staging copy moves
+// 4 channels, 16 bytes).
 struct ConvShape {
   int images = 0, h = 0, w = 0, in_ch = 0, out_ch = 0;
   int biased = 0;     // output channels with a bias (the real ones); 0: no bias
