@@ -111,27 +111,22 @@ void relu_backward(const Vec& z, Vec& d) {
 }
 
 // 2x2 max pooling of (ch, h, w); `from` records which input each output took (the first
-// maximum in row-major order within the window) and `second` the runner-up.
-void pool_forward(int ch, int h, int w, const Vec& in, Vec& out, std::vector<size_t>& from, std::vector<size_t>& second) {
+// maximum in row-major order within the window).
+void pool_forward(int ch, int h, int w, const Vec& in, Vec& out, std::vector<size_t>& from) {
   out.assign(size_t(ch) * (h / 2) * (w / 2), 0.0);
   from.assign(out.size(), 0);
-  second.assign(out.size(), 0);
   for (int c = 0; c < ch; ++c)
     for (int y = 0; y < h / 2; ++y)
       for (int x = 0; x < w / 2; ++x) {
-        size_t window[4], k = 0;
+        size_t best = at(c, 2 * y, 2 * x, h, w);
         for (int dy = 0; dy < 2; ++dy)
-          for (int dx = 0; dx < 2; ++dx) window[k++] = at(c, 2 * y + dy, 2 * x + dx, h, w);
-        size_t best = window[0];
-        for (size_t j : window)
-          if (in[j] > in[best]) best = j;
-        size_t runner = best == window[0] ? window[1] : window[0];
-        for (size_t j : window)
-          if (j != best && in[j] > in[runner]) runner = j;
+          for (int dx = 0; dx < 2; ++dx) {
+            const size_t j = at(c, 2 * y + dy, 2 * x + dx, h, w);
+            if (in[j] > in[best]) best = j;
+          }
         const size_t o = at(c, y, x, h / 2, w / 2);
         out[o] = in[best];
         from[o] = best;
-        second[o] = runner;
       }
 }
 
@@ -159,7 +154,7 @@ void up_backward(int ch, int h, int w, const Vec& d_out, Vec& d_in) {
 // ReLU (z) and of every convolution.
 struct Activations {
   Vec x, z1, a1, p1, z2, a2, p2, z3, u3, z4, u4, y;
-  std::vector<size_t> from1, second1, from2, second2;
+  std::vector<size_t> from1, from2;
   Vec s1, s2, s3, s4;  // the magnitudes of z1..z4 (conv_forward), when kinks are looked for
 };
 
@@ -168,10 +163,10 @@ void forward(const Model& m, const std::array<Conv, kLayers>& L, const double* p
   t.x.assign(image, image + size_t(m.channels) * m.height * m.width);
   conv_forward(L[0], p, t.x, t.z1, magnitudes ? &t.s1 : nullptr, r);
   t.a1 = relu(t.z1);
-  pool_forward(L[0].out, L[0].height, L[0].width, t.a1, t.p1, t.from1, t.second1);
+  pool_forward(L[0].out, L[0].height, L[0].width, t.a1, t.p1, t.from1);
   conv_forward(L[1], p, t.p1, t.z2, magnitudes ? &t.s2 : nullptr, r);
   t.a2 = relu(t.z2);
-  pool_forward(L[1].out, L[1].height, L[1].width, t.a2, t.p2, t.from2, t.second2);
+  pool_forward(L[1].out, L[1].height, L[1].width, t.a2, t.p2, t.from2);
   conv_forward(L[2], p, t.p2, t.z3, magnitudes ? &t.s3 : nullptr, r);
   up_forward(L[2].out, L[2].height, L[2].width, relu(t.z3), t.u3);
   conv_forward(L[3], p, t.u3, t.z4, magnitudes ? &t.s4 : nullptr, r);
@@ -271,12 +266,11 @@ void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double
     if (zl[from[o]] > 0) d_z[from[o]] -= d;
     if (passes(best)) d_z[best] += d;
   } else {
-    // The pooled gradient goes to the runner-up instead of the maximum (through their ReLUs).
+    // The pooled gradient goes to the input `to` instead of the maximum (through their ReLUs).
     const std::vector<size_t>& from = k.layer == 1 ? t.from1 : t.from2;
-    const std::vector<size_t>& second = k.layer == 1 ? t.second1 : t.second2;
     const double d = up.d_p[k.layer][k.unit];
     if (zl[from[k.unit]] > 0) d_z[from[k.unit]] -= d;
-    if (zl[second[k.unit]] > 0) d_z[second[k.unit]] += d;
+    if (zl[k.to] > 0) d_z[k.to] += d;
   }
   Vec change(parameters, 0.0);
   backward_from(k.layer, std::move(d_z), L, p, t, change.data(), nullptr, r);
@@ -295,7 +289,8 @@ void alternative(const Kink& k, const std::array<Conv, kLayers>& L, const double
 // Exact ties (an input exactly 0, two exactly equal maxima) are counted apart: they come from
 // identical computations (a zero background, a flat region), which float repeats exactly, and
 // every step breaks them as the reference does (steps/ae/README.md, "Kinks").
-void find_kinks(const Activations& t, int image, double tolerance, std::vector<Kink>& kinks, size_t& exact_ties) {
+void find_kinks(const Activations& t, const std::array<Conv, kLayers>& L, int image, double tolerance,
+                std::vector<Kink>& kinks, size_t& exact_ties) {
   const Vec* z[4] = {&t.z1, &t.z2, &t.z3, &t.z4};
   const Vec* s[4] = {&t.s1, &t.s2, &t.s3, &t.s4};
   for (int l = 1; l <= 4; ++l) {
@@ -305,24 +300,34 @@ void find_kinks(const Activations& t, int image, double tolerance, std::vector<K
       if (v[j] == 0)
         ++exact_ties;
       else if (std::fabs(v[j]) < tolerance * scale[j])
-        kinks.push_back({l, false, image, j, std::fabs(v[j]) / scale[j], {}, {}});
+        kinks.push_back({l, false, image, j, std::fabs(v[j]) / scale[j], 0, {}, {}});
     }
   }
   const Vec* a[2] = {&t.a1, &t.a2};
   const std::vector<size_t>* from[2] = {&t.from1, &t.from2};
-  const std::vector<size_t>* second[2] = {&t.second1, &t.second2};
   for (int l = 1; l <= 2; ++l) {
     const Vec& v = *a[l - 1];
     const Vec& scale = *s[l - 1];
+    const int h = L[size_t(l - 1)].height, w = L[size_t(l - 1)].width;
     for (size_t o = 0; o < from[l - 1]->size(); ++o) {
-      const size_t i = (*from[l - 1])[o], j = (*second[l - 1])[o];
-      const double gap = v[i] - v[j], both = scale[i] + scale[j];
-      // Two units that are both off pass no gradient, whichever is taken.
+      const size_t i = (*from[l - 1])[o];
+      // Units that are all off pass no gradient, whichever is taken.
       if (!(v[i] > 0)) continue;
-      if (gap == 0)
-        ++exact_ties;
-      else if (gap < tolerance * both)
-        kinks.push_back({l, true, image, o, gap / both, {}, {}});
+      // Every other input of the window against the maximum: float may round any of those
+      // within its rounding error above it, an exact tie among the others included.
+      const int c = int(o / (size_t(h / 2) * (w / 2))), y = int(o / (w / 2) % (h / 2)), x = int(o % (w / 2));
+      bool tied = false;
+      for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx) {
+          const size_t j = at(c, 2 * y + dy, 2 * x + dx, h, w);
+          if (j == i) continue;
+          const double gap = v[i] - v[j], both = scale[i] + scale[j];
+          if (gap == 0)
+            tied = true;
+          else if (gap < tolerance * both)
+            kinks.push_back({l, true, image, o, gap / both, j, {}, {}});
+        }
+      exact_ties += tied;
     }
   }
 }
@@ -367,7 +372,7 @@ LossAndGradient loss_and_gradient(const Model& m, const std::vector<double>& par
     forward(m, L, p, images + size_t(b) * image_size, tb, kinks, rounding);
     error[size_t(b)] = image_error(tb);
     backward(L, p, tb, scale, gradient[size_t(b)].data(), kinks ? &up[size_t(b)] : nullptr, rounding);
-    if (kinks) find_kinks(tb, b, kink_tolerance, found[size_t(b)], ties[size_t(b)]);
+    if (kinks) find_kinks(tb, L, b, kink_tolerance, found[size_t(b)], ties[size_t(b)]);
     if (!kinks) tb = Activations();  // not needed again
   }
   double sum = 0;

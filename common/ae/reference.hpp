@@ -18,20 +18,24 @@ namespace ae::reference {
 double loss(const Model& m, const std::vector<double>& params, const float* images, int n);
 
 // A decision of the forward pass that float arithmetic may take the other way: a ReLU whose
-// input is within the tolerance of 0 (not exactly 0), or a 2x2 max-pooling window whose two
-// largest inputs are within the tolerance of each other (not equal). Its `alternative` is the change of the minibatch
+// input is within the tolerance of 0 (not exactly 0), or a 2x2 max-pooling window with an
+// input within the tolerance of its maximum (not equal to it), one kink for each such input. Its `alternative` is the change of the minibatch
 // gradient if it went the other way (the ReLU off instead of on, or the reverse, and under a
 // pooling window the window decided again: a unit turned on in a window whose other inputs are
-// off takes the window's gradient; the pool passing the runner-up's gradient instead of the
+// off takes the window's gradient; the pool passing the gradient of an input near the maximum instead of the
 // maximum's).
 struct Kink {
   int layer = 0;      // 1..4: after conv1..conv4
   bool pool = false;  // max pooling (else ReLU)
   int image = 0;
   size_t unit = 0;    // the ReLU's index, or the pooled output's, in that layer of that image
-  // |input| of the ReLU, or the gap of the two largest, relative to the sum of |weight x input|
-  // that made it (the scale of any implementation's rounding error there)
+  // |input| of the ReLU, or the gap of the window's maximum to `to`, relative to the sum of
+  // |weight x input| that made them (the scale of any implementation's rounding error there)
   double margin = 0;
+  // A pooling window's input that would take its gradient instead of the maximum: any input
+  // within the tolerance of it (not only the runner-up: with two maxima exactly equal, a third
+  // input just below them may be what float rounds above both).
+  size_t to = 0;
   // The alternative, sparse: gradient[index[j]] changes by value[j].
   std::vector<size_t> index;
   std::vector<double> value;

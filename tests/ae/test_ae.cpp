@@ -280,6 +280,43 @@ TEST(Reference, KinkAlternativeOfAReluUnderPoolingIsTheGradientsJump) {
   }
 }
 
+TEST(Reference, AnInputJustBelowTwoTiedMaximaIsAPoolingKink) {
+  // A pooling window after conv1 holding two exactly equal maxima and a third input one float
+  // step below them: float may round the third above both, so its taking the window's
+  // gradient is a kink (not only the runner-up's, which is an exact tie here), and the kink's
+  // alternative is the gradient's jump when the third input moves just above them. conv1's
+  // first channel is made the identity on the image's first channel, so the window's values
+  // are the pixels themselves.
+  const Model m = tiny_model();
+  const auto L = layers(m);
+  std::vector<double> params = to_double(he_initialization(m, 3));
+  const Conv& c1 = L[0];
+  for (int i = 0; i < c1.in; ++i)
+    for (int k = 0; k < 9; ++k) params[c1.weight + size_t(i) * 9 + size_t(k)] = i == 0 && k == 4 ? 1.0 : 0.0;
+  params[c1.bias] = 0.0;
+  ImageSet image = synthetic_images(1, 3, 8, 8, 5);
+  const float top = 0.5f, below = std::nextafter(top, 0.0f), above = std::nextafter(top, 1.0f);
+  const int w = c1.width;
+  image.pixels[0] = top, image.pixels[1] = top, image.pixels[size_t(w)] = below, image.pixels[size_t(w) + 1] = 0.1f;
+  const reference::LossAndGradient g_below = reference::loss_and_gradient(m, params, image.pixels.data(), 1, 1e-6, 1000);
+  const reference::Kink* k = nullptr;
+  for (const reference::Kink& e : g_below.kinks)
+    if (e.layer == 1 && e.pool && e.unit == 0 && e.to == size_t(w)) k = &e;
+  ASSERT_NE(k, nullptr) << "the input just below the tied pair is not among the pooling kinks";
+  EXPECT_GT(g_below.exact_ties, 0u);  // the pair itself: equal, not a kink
+  image.pixels[size_t(w)] = above;
+  const reference::LossAndGradient g_above = reference::loss_and_gradient(m, params, image.pixels.data(), 1);
+  std::vector<double> followed = g_below.gradient;
+  for (size_t j = 0; j < k->index.size(); ++j) followed[k->index[j]] += k->value[j];
+  double jump = 0, err = 0;
+  for (size_t j = 0; j < params.size(); ++j) {
+    jump += (g_above.gradient[j] - g_below.gradient[j]) * (g_above.gradient[j] - g_below.gradient[j]);
+    err += (g_above.gradient[j] - followed[j]) * (g_above.gradient[j] - followed[j]);
+  }
+  ASSERT_GT(std::sqrt(jump), 1e-9) << "no gradient reaches the window";
+  EXPECT_LT(std::sqrt(err / jump), 1e-5);
+}
+
 TEST(Validation, AKinkThatExplainsTheErrorIsCountedAsFlipped) {
   // The step took one decision the other way: its gradient is the reference's plus that kink's
   // alternative, plus rounding. Following it leaves only the rounding, and it is counted (its
