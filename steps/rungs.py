@@ -399,9 +399,9 @@ def cmd_show(track, rung, out):
     for n, h in files:
         made = sources(track, h, n)
         mark = "this rung" if h == rung else f"from {h}"
-        if len(made) > 1:  # a patch: name what it applies to, nearest first
-            mark += ": a patch on " + " on ".join(f.split("/")[1] if f.endswith(PATCH) else f"steps/{f}"
-                                                  for f in made[1:])
+        if len(made) > 1:  # patches, nearest first, and the whole file they apply to
+            mark += ": " + ("patches of " + " ".join(f.split("/")[1][:2] for f in made[:-1]) if len(made) > 2
+                            else "a patch") + f" on steps/{made[-1]}"
         rows.append((n, "steps/" + made[0], mark))
     w1, w2 = (max(len(r[i]) for r in rows) for i in (0, 1))
     for n, path, mark in rows:
