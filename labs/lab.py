@@ -7,19 +7,22 @@
     lab.py ROOT BUILD --validate-only ARGS...   # only the arguments: exit 0, or 2 and why
 
 check builds the student's source exactly as the build builds the lab's reference step (the
-same compiler line and the same harness and libraries, read from ninja), validates it with
-the track's reference (--check), times it against the reference step on the same GPU and
-grades the time ratio with the scale in the lab's lab.json.
+same compiler line and the same harness and libraries, read from ninja) on a GPU machine:
+where the build compiles GPU code to PTX only (no GPU at setup), the student's line is the
+GPU machine's, SASS for the build's gpu_arch through ptxas (grading_line). It then validates
+it with the track's reference (--check), times it against the reference step on the same GPU
+and grades the time ratio with the scale in the lab's lab.json.
 --validate-only checks what can be checked without a build (the lab exists, the usage, the
-file to check exists) and builds and runs nothing: ./stepwise asks it before it builds the
-reference step, so that a mistyped file name is said at once.
+file to check is a readable file, start's DIR is or can be a writable folder) and builds and
+runs nothing: ./stepwise asks it before it builds the reference step, so that a mistyped
+path is said at once.
 Before compiling, check asks BUILD/tests/labs/lab_gpu_usable (labs/gpu_usable.cpp) whether a
 GPU is usable. Without one it still compiles the file (a student learns whether it compiles),
 then says "compiled; not checked" and exits 77. (The tests ask it themselves and skip before
 they call this: tests/labs/gpu_first.sh.)
 Exit codes: 0 PASS (and list/start done), 1 FAIL, 2 bad usage, 77 no GPU (or no nvcc) for a
 GPU lab."""
-import json, os, shlex, shutil, statistics, subprocess, sys, tempfile
+import json, os, re, shlex, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import skeleton  # noqa: E402  (labs/skeleton.py, beside this file)
@@ -43,10 +46,15 @@ def labs(root):
 
 def load(root, lab_id):
     path = os.path.join(root, "labs", lab_id, "lab.json")
-    if not os.path.isfile(path):
+    # Only a name that `lab list` lists: a path such as ../labs/ID would also find a lab.json,
+    # and its default folder, lab-work/../labs/ID, is inside the repository.
+    if lab_id not in labs(root):
         usage(f"no lab '{lab_id}' (see ./stepwise lab list)")
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        usage(f"{path}: cannot read the lab's description: {e}")
 
 
 def cmd_list(root):
@@ -60,28 +68,56 @@ def default_dir(root, lab_id):
     return os.path.join(root, "lab-work", lab_id)
 
 
-def cmd_start(root, lab_id, lab, dest):
+def start_dest(root, lab_id, lab, dest):
+    """The folder start writes to and the file it writes, or exit 2 saying why not, before
+    anything is made: DIR must be a folder, or a path whose nearest existing parent is a
+    folder that can be written, and the file must not be there yet."""
     dest = os.path.abspath(dest or default_dir(root, lab_id))
+    target = os.path.join(dest, lab["source"])
+    # lexists: a link where the file would go counts as there (writing would follow it).
+    if os.path.lexists(target):
+        usage(f"{target} exists: not overwriting your work (give another DIR, or remove it)")
+    # The nearest part of DIR that exists: DIR itself, or the folder that DIR's missing
+    # folders would be made in.
+    existing = dest
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        what = "a file, not a folder" if os.path.isfile(existing) else "not a folder"
+        usage(f"{existing} is {what}: " +
+              (f"DIR is the folder to write {lab['source']} in" if existing == dest
+               else f"no folder {dest} can be made under it") + " (give another DIR)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        usage(f"{existing}: permission denied: cannot write {lab['source']} " +
+              ("there" if existing == dest else f"in {dest}") + " (give another DIR)")
+    return dest, target
+
+
+def cmd_start(root, lab_id, lab, dest):
+    dest, target = start_dest(root, lab_id, lab, dest)
     # The skeleton: the lab's file, or, for a lab with a "skeleton" entry, its step's own source
     # with labs/ID/skeleton.patch applied (skeleton.py), made here.
     src = os.path.join(root, lab["skeleton"]["from"] if "skeleton" in lab else os.path.join("labs", lab_id, lab["source"]))
-    target = os.path.join(dest, lab["source"])
-    if os.path.exists(target):
-        usage(f"{target} exists: not overwriting your work (give another DIR, or remove it)")
     # The copy must never land on the repository's own files (the skeleton or its step).
     if os.path.realpath(target) == os.path.realpath(src):
         usage(f"{target} is the lab's skeleton itself")
     if "skeleton" in lab:
         try:
-            text = skeleton.make(root, lab_id)
+            data = skeleton.make(root, lab_id).encode()
         except skeleton.PatchError as e:
             usage(str(e))
-        os.makedirs(dest, exist_ok=True)
-        with open(target, "w") as f:
-            f.write(text)
     else:
+        with open(src, "rb") as f:  # byte for byte
+            data = f.read()
+    # What start_dest could not foresee (a full disk, a read-only file system, a race) is
+    # still said as bad usage, naming the path, not as a traceback.
+    try:
         os.makedirs(dest, exist_ok=True)
-        shutil.copyfile(src, target)
+        # "x": never over a file that appeared since start_dest looked.
+        with open(target, "xb") as f:
+            f.write(data)
+    except OSError as e:
+        usage(f"{e.filename or target}: {e.strerror or e}: cannot write {lab['source']} (give another DIR)")
     handout = os.path.relpath(os.path.join(root, "labs", lab_id, "README.md"))
     print(f"{target}")
     say(f"lab {lab_id}: your copy is {target}; the handout is {handout}")
@@ -91,7 +127,10 @@ def cmd_start(root, lab_id, lab, dest):
 
 def ninja_commands(build, target):
     """The compile line of the step's own source and the link line of its program."""
-    p = subprocess.run(["ninja", "-C", build, "-t", "commands", target], capture_output=True, text=True)
+    try:
+        p = subprocess.run(["ninja", "-C", build, "-t", "commands", target], capture_output=True, text=True)
+    except OSError as e:
+        usage(f"cannot run ninja to read how {build} builds {target}: {e.strerror or e}")
     if p.returncode != 0:
         usage(f"ninja cannot list the commands of {target} in {build}: {p.stderr.strip()}")
     lines = [shlex.split(l) for l in p.stdout.splitlines() if l.strip()]
@@ -107,9 +146,40 @@ def ninja_commands(build, target):
     return compile_line, link
 
 
+PTX_ONLY = re.compile(r"(-gencode=?)arch=compute_(\w+),code=compute_\2$")
+
+
+def grading_line(words):
+    """The compile line as a GPU machine's build has it, and whether it had to be changed.
+    Without a GPU the build compiles GPU code to PTX alone, at cicc -O0, and ptxas never runs
+    (meson.build: gpu_tests off): a kernel over a limit of the GPU (too much shared memory,
+    too many registers) compiles there and is rejected by the grading build. The lab's check
+    compiles the student's file for the real architecture on every machine: SASS for the
+    build's gpu_arch plus its PTX (meson.build's cuda_arch_args with gpu_tests on), through
+    ptxas, which needs no GPU."""
+    out, changed = [], False
+    for i, w in enumerate(words):
+        # "-gencode=arch=..." as meson.build spells it, or "-gencode" "arch=...".
+        spec = w if w.startswith("-gencode=") else (
+            (words[i - 1] + w) if i and words[i - 1] in ("-gencode", "--generate-code") else None)
+        m = PTX_ONLY.match(spec) if spec else None
+        if m:
+            arch = m.group(2)
+            w = ("-gencode=" if w.startswith("-gencode=") else "") + \
+                f"arch=compute_{arch},code=[sm_{arch},compute_{arch}]"
+            changed = True
+        out.append(w)
+    if changed:  # the PTX-only build's unoptimized cicc goes with it
+        out = [w for w in out if w != "-Xcicc=-O0"]
+    return out, changed
+
+
 def build_student(build, target, source, work):
-    """Compiles `source` into `work`/student with the reference step's own lines."""
+    """Compiles `source` into `work`/student with the reference step's own lines, for the GPU
+    the build targets (grading_line). Returns the program (None if it does not compile) and
+    whether the reference step's own line was PTX-only."""
     compile_line, link = ninja_commands(build, target)
+    compile_line, ptx_only = grading_line(compile_line)
     obj_old = compile_line[compile_line.index("-o") + 1]
     obj_new = os.path.join(work, "student.o")
     exe = os.path.join(work, "student")
@@ -131,8 +201,8 @@ def build_student(build, target, source, work):
         p = subprocess.run(cmd, cwd=build, capture_output=True, text=True)
         if p.returncode != 0:
             sys.stderr.write(p.stdout + p.stderr)
-            return None
-    return exe
+            return None, ptx_only
+    return exe, ptx_only
 
 
 def run(cmd):
@@ -199,8 +269,16 @@ def gpu_usable(build):
 def check_source(root, lab_id, lab, source):
     """The file check works on: the argument, or the copy `start` made. Exits 2 if absent."""
     source = os.path.abspath(source or os.path.join(default_dir(root, lab_id), lab["source"]))
-    if not os.path.isfile(source):
-        usage(f"{source}: no such file (start the lab with ./stepwise lab {lab_id} start, or name FILE)")
+    if os.path.isdir(source):
+        usage(f"{source} is a folder, not a file: name the source file to check "
+              f"(e.g. {os.path.join(source, lab['source'])})")
+    if not os.path.exists(source):
+        why = "a link to nothing" if os.path.islink(source) else "no such file"
+        usage(f"{source}: {why} (start the lab with ./stepwise lab {lab_id} start, or name FILE)")
+    if not os.path.isfile(source):  # a device, a pipe: nothing the compiler could be given
+        usage(f"{source} is not a regular file: name the source file to check")
+    if not os.access(source, os.R_OK):
+        usage(f"{source}: permission denied: the file cannot be read")
     return source
 
 
@@ -218,18 +296,27 @@ def cmd_check(root, build, lab_id, lab, source):
     # Whether there is a GPU at all, before anything whose failure without one would read as
     # the student's.
     gpu, gpu_line = gpu_usable(build) if lab.get("gpu") else (True, "")
-    os.makedirs(os.path.join(build, "labs", lab_id), exist_ok=True)
-    work = tempfile.mkdtemp(prefix="check-", dir=os.path.join(build, "labs", lab_id))
+    try:
+        os.makedirs(os.path.join(build, "labs", lab_id), exist_ok=True)
+        work = tempfile.mkdtemp(prefix="check-", dir=os.path.join(build, "labs", lab_id))
+    except OSError as e:
+        usage(f"{e.filename or build}: {e.strerror or e}: no folder to build your file in")
     try:
         say(f"lab {lab_id}: building {source}")
-        exe = build_student(build, target, source, work)
+        exe, ref_ptx_only = build_student(build, target, source, work)
         if exe is None:
             fail("does not compile (the compiler's messages are above)")
         if gpu is False:
-            # The student without a GPU still learns whether the file compiles.
+            # The student without a GPU still learns whether the file compiles, for the GPU
+            # grading compiles for (ptxas included).
             say(f"lab {lab_id}: compiled; not checked: no usable GPU ({gpu_line})")
             sys.exit(NO_GPU)
         say(f"lab {lab_id}: compiled" + (f"; GPU: {gpu_line}" if gpu else ""))
+        if ref_ptx_only and gpu and lab.get("grade_by") != "agreement":
+            # The reference step was built as a machine without a GPU builds it: its time is
+            # that of JIT-compiled, unoptimized PTX, not the grading build's.
+            say(f"lab {lab_id}: note: {build} builds GPU code PTX-only (gpu_tests off), so the "
+                f"reference's time is not the grading build's: set it up with -Dgpu_tests=enabled")
 
         # First, out-of-bounds accesses, which validation may not see (a write past the end can land
         # in memory nobody checks), when the memory checker exists.
@@ -294,7 +381,16 @@ def cmd_check(root, build, lab_id, lab, source):
         p = run([exe, *flags, "--check", "--quiet", "--json", st_json])
         if p.returncode != 0:
             fail(f"validation with {' '.join(flags)} (exit {p.returncode})", p.stderr)
-        ref_ms, st_ms = kernel_ms(ref_json), kernel_ms(st_json)
+        try:
+            ref_ms = kernel_ms(ref_json)
+        except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as e:
+            usage(f"the reference step {ref_id} left no timing record in {ref_json}: {e!r}")
+        try:
+            st_ms = kernel_ms(st_json)
+        except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as e:
+            # The harness writes the record; a program that ends before it (an exit() of its
+            # own) has no time to grade.
+            fail(f"your program exited 0 but left no timing record ({e!r})")
         ratio = st_ms / ref_ms
         print(f"PASS: validated; kernel time {st_ms:.4g} ms, reference {ref_id} {ref_ms:.4g} ms: "
               f"{ratio:.2f}x the reference time")
@@ -316,10 +412,15 @@ def main(argv):
     if len(args) < 2 or len(args) > 3 or args[1] not in ("start", "check"):
         usage("usage: ./stepwise lab list | ./stepwise lab ID start [DIR] | ./stepwise lab ID check [FILE]")
     lab_id, action, arg = args[0], args[1], (args[2] if len(args) == 3 else None)
+    lab_id = lab_id.rstrip("/") or lab_id  # a shell's completion of the folder's name
     lab = load(root, lab_id)
+    if arg == "":  # an unset shell variable, most likely: not the default, silently
+        usage(f"lab {lab_id} {action}: the {'DIR' if action == 'start' else 'FILE'} given is empty")
     if validate_only:  # what start and check would refuse before doing anything
         if action == "check":
             check_source(root, lab_id, lab, arg)
+        else:
+            start_dest(root, lab_id, lab, arg)
         return None
     if action == "start":
         return cmd_start(root, lab_id, lab, arg)
