@@ -533,6 +533,12 @@ NOT_RENAMED = ("report/evidence/",)  # the record of what was: its files are ren
 def tracked_text_files():
     """The repository's text files (git's list where it is a git checkout), relative to REPO."""
     try:
+        # Only where REPO is the checkout's top: a copy inside another checkout (a build
+        # folder's) is not that checkout's, and its files would be listed as ignored.
+        top = subprocess.run(["git", "-C", REPO, "rev-parse", "--show-toplevel"], capture_output=True, check=True,
+                             text=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(REPO):
+            raise OSError("not the checkout's top")
         out = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              capture_output=True, check=True).stdout.decode().split("\0")
         names = [n for n in out if n and os.path.isfile(os.path.join(REPO, n))]
@@ -578,45 +584,73 @@ def cmd_rename(track, old, new):
             m = re.fullmatch(rf"({track}-[a-z0-9]+-){on}(-.*)", f)
             if m:
                 moved[f] = m.group(1) + nn + m.group(2)
-    changed = 0
-    for name, body in tracked_text_files():
-        text = body if name.startswith(NOT_RENAMED) else word.sub(new, body)
-        for a, b in moved.items():
-            text = text.replace(a, b)
-        if text != body:
-            with open(os.path.join(REPO, name), "w", encoding="utf-8") as f:
-                f.write(text)
-            changed += 1
-    for a, b in moved.items():
-        os.rename(os.path.join(REPO, "report", "evidence", a), os.path.join(REPO, "report", "evidence", b))
-    os.rename(os.path.join(STEPS, track, old), os.path.join(STEPS, track, new))
-    # Other folders named after the rung (the report's test fixtures keep a copy of a step's
-    # sweep.json under steps/TRACK/ID/): moved with it.
-    for name, _ in tracked_text_files():
-        parts = name.split("/")
-        if old in parts[:-1] and not name.startswith(NOT_RENAMED) and os.path.isfile(os.path.join(REPO, name)):
-            dest = os.path.join(REPO, *[new if p == old else p for p in parts])
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            os.rename(os.path.join(REPO, name), dest)
-            folder = os.path.dirname(os.path.join(REPO, name))
-            while folder != REPO and not os.listdir(folder):
+    undo = []  # what to put back, last first, if any part fails: a rename is all or nothing
+
+    def write(path, text):
+        with open(path, encoding="utf-8") as f:
+            was = f.read()
+        def put_back():
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(was)
+        undo.append(put_back)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def move(a, b):
+        os.rename(a, b)
+
+        def back():
+            os.rename(b, a)
+            folder = os.path.dirname(b)  # a folder made for b, empty again
+            while folder != REPO and os.path.isdir(folder) and not os.listdir(folder):
                 os.rmdir(folder)
                 folder = os.path.dirname(folder)
-    index = os.path.join(REPO, "report", "evidence", "README.md")
-    if os.path.isfile(index):
-        with open(index, encoding="utf-8") as f:
-            text = f.read()
-        head = "## Renamed steps\n"
-        if head not in text:
-            text = text.rstrip("\n") + f"\n\n{head}\nThe evidence keeps the names a step had when it was recorded:\n"
-        text = text.rstrip("\n") + ("\n\n" if text.rstrip("\n").endswith(":") else "\n") + f"- {track} `{new}` was `{old}`\n"
-        with open(index, "w", encoding="utf-8") as f:
-            f.write(text)
-    _resolved.clear()
-    for r, body in before.items():
-        r2 = new if r == old else r
-        if expand(track, r2) != word.sub(new, body):
-            raise TreeError(f"{track} {r2}: its program changed by more than the new name (check git diff)")
+        undo.append(back)
+
+    try:
+        changed = 0
+        for name, body in tracked_text_files():
+            text = body if name.startswith(NOT_RENAMED) else word.sub(new, body)
+            for a, b in moved.items():
+                text = text.replace(a, b)
+            if text != body:
+                write(os.path.join(REPO, name), text)
+                changed += 1
+        for a, b in moved.items():
+            move(os.path.join(REPO, "report", "evidence", a), os.path.join(REPO, "report", "evidence", b))
+        move(os.path.join(STEPS, track, old), os.path.join(STEPS, track, new))
+        # Other folders named after the rung (the report's test fixtures keep a copy of a step's
+        # sweep.json under steps/TRACK/ID/): moved with it.
+        for name, _ in tracked_text_files():
+            parts = name.split("/")
+            if old in parts[:-1] and not name.startswith(NOT_RENAMED) and os.path.isfile(os.path.join(REPO, name)):
+                dest = os.path.join(REPO, *[new if p == old else p for p in parts])
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                move(os.path.join(REPO, name), dest)
+                folder = os.path.dirname(os.path.join(REPO, name))
+                while folder != REPO and not os.listdir(folder):  # the old folder, emptied
+                    os.rmdir(folder)
+                    undo.append(lambda f=folder: os.makedirs(f, exist_ok=True))
+                    folder = os.path.dirname(folder)
+        index = os.path.join(REPO, "report", "evidence", "README.md")
+        if os.path.isfile(index):
+            with open(index, encoding="utf-8") as f:
+                text = f.read()
+            head = "## Renamed steps\n"
+            if head not in text:
+                text = text.rstrip("\n") + f"\n\n{head}\nThe evidence keeps the names a step had when it was recorded:\n"
+            text = text.rstrip("\n") + ("\n\n" if text.rstrip("\n").endswith(":") else "\n") + f"- {track} `{new}` was `{old}`\n"
+            write(index, text)
+        _resolved.clear()
+        for r, body in before.items():
+            r2 = new if r == old else r
+            if expand(track, r2) != word.sub(new, body):
+                raise TreeError(f"{track} {r2}: its program changed by more than the new name (check git diff)")
+    except (TreeError, OSError) as e:
+        for step in reversed(undo):
+            step()
+        _resolved.clear()
+        raise TreeError(f"rename {track} {old} {new}: {e}; nothing was changed")
     print(f"{track} {old} -> {new}: {changed} files changed, {len(moved)} evidence files renamed; "
           f"every program of {track} is what it was, but for the name; the report's images name steps "
           f"too: draw them again (build/report/stepwise_report --results report/results --out report)")
