@@ -146,6 +146,11 @@ std::vector<std::string> axis_values(const TuneSweep& s, const std::string& axis
   return out;
 }
 
+std::string row_md(const Ladder& l, const Record& r) {
+  const std::string machine = l.machine_of(r);
+  return "`" + r.row_name() + "`" + (machine.empty() ? "" : " on " + machine);
+}
+
 namespace {
 
 // "07", "08 tf32" (a step's second precision), "pytorch tf32_cl".
@@ -156,11 +161,16 @@ std::string rung_label(const Record& r) {
 
 // A row's "% of ceiling" cell. Why there is no fraction ("n/a (CPU)") and why a fraction over
 // 1 does not bind are explanations; the bound a fraction names ("17.9 % (FFT flops)") is part
-// of its value.
+// of its value. A fraction over 1 is always marked, its note under the table: "219.8 %" on its
+// own reads as a step faster than its ceiling, and the explanation in the cell would widen the
+// column past the rest of the table.
 Entry ceiling_entry(const Track& info, const Record& r, const Probes& probes) {
   const std::optional<double> fraction = ceiling_fraction(info, r, probes);
   const std::string text = ceiling_cell(info, r, probes);
-  return fraction && *fraction <= 1 ? Entry(text) : explained(text);
+  if (fraction && *fraction <= 1) return Entry(text);
+  Entry e = explained(text);
+  e.always = fraction.has_value();
+  return e;
 }
 
 }  // namespace
@@ -233,9 +243,15 @@ void Writer::summary() {
   for (const std::string& track : track_order(records_)) {
     const Track& info = track_info(track);
     for (const Ladder& l : ladders(records_, track)) {
-      const Record& first = *l.rows.front();
-      const Record* best = nullptr;
+      // The ladder's own rows: another machine's (a CPU-only machine's run beside it) is neither
+      // its start nor its fastest step.
+      std::vector<const Record*> own;
       for (const Record* r : l.rows)
+        if (l.machine_of(*r).empty()) own.push_back(r);
+      if (own.empty()) continue;
+      const Record& first = *own.front();
+      const Record* best = nullptr;
+      for (const Record* r : own)
         if (numbered(r->step()) && passed(*r) && (!best || speedup(*best, *r) > 1)) best = r;
       std::string name = track;
       if (!l.variant.empty()) name += " " + info.variant_label(l.variant);
@@ -387,11 +403,14 @@ void Writer::roofline_of(const Track& info, const Ladder& l) {
     bandwidth = p.bandwidth;
     compute_bound += !p.memory_bound();
     std::string percent = fmt_percent(p.fraction());
-    // Over the roof: the rung does fewer operations than its record counts (mri 10's recurrence).
-    if (p.fraction() > 1) percent += " (over the roof: fewer operations than counted)";
+    // Over the roof: the rung does fewer operations than its record counts (mri 10's recurrence);
+    // marked, with the note under the table, as in the ladders.
+    Entry fraction = percent;
+    if (p.fraction() > 1) fraction = Entry(percent + " (over the roof: fewer operations than counted)", percent,
+                                           "over the roof: fewer operations than counted", true);
     table.add({"`" + label + "`", precision_label(p.precision), fmt_si(p.intensity()), fmt_si(p.attained()),
                (p.memory_bound() ? "DRAM at this intensity " : precision_label(p.precision) + " ") + fmt_si(p.roof()),
-               explained(percent)});
+               fraction});
   }
   if (marks.empty()) {
     md_ << "No row could be placed:\n\n" << table.str();
@@ -413,7 +432,14 @@ void Writer::roofline_of(const Track& info, const Ladder& l) {
 }
 
 void Writer::ladder(const Track& info, const Ladder& l) {
-  const Record& first = *l.rows.front();
+  // The first of the table's own rows: another machine's row is beside the ladder, not its start.
+  const Record* own_first = l.rows.front();
+  for (const Record* r : l.rows)
+    if (l.machine_of(*r).empty()) {
+      own_first = r;
+      break;
+    }
+  const Record& first = *own_first;
   std::string heading = info.variant_label(l.variant);
   heading += (heading.empty() ? "" : ", ") + std::string("problem ") + problem_label(first);
   heading += ", " + (l.device.empty() ? std::string("CPU only") : l.device);
@@ -449,25 +475,33 @@ void Writer::ladder(const Track& info, const Ladder& l) {
   // A row's step speedup is over its parent's first row (its finest precision), so that a
   // step's second precision is compared with the parent, not with its sibling. A step that
   // declares no parent (steps/TRACK/STEP/parent) is compared with the step above it; one whose
-  // parent has no row in this table gets none.
-  const Record* previous = nullptr;
-  const Record* step_first = nullptr;
+  // parent has no row in this table gets none. Each machine's rows climb their own ladder:
+  // another machine's row is compared with that machine's parent row, its cumulative speedup
+  // with the table's first row.
+  struct Climb {
+    const Record* previous = nullptr;
+    const Record* step_first = nullptr;
+  };
+  std::map<std::string, Climb> climbs;  // by machine, "" the table's own
   std::vector<Bar> bars;
   for (const Record* r : l.rows) {
     const bool ladder_step = numbered(r->step());
-    if (ladder_step && (!step_first || step_first->step() != r->step())) previous = step_first, step_first = r;
-    const Record* parent = previous;
+    const std::string machine = l.machine_of(*r);
+    Climb& climb = climbs[machine];
+    if (ladder_step && (!climb.step_first || climb.step_first->step() != r->step()))
+      climb.previous = climb.step_first, climb.step_first = r;
+    const Record* parent = climb.previous;
     std::string over;
     if (const auto declared = parents_.find(l.track + "/" + r->step()); ladder_step && declared != parents_.end()) {
       parent = nullptr;
       for (const Record* p : l.rows)
-        if (!declared->second.id.empty() && p->step() == declared->second.id) {
+        if (!declared->second.id.empty() && p->step() == declared->second.id && l.machine_of(*p) == machine) {
           parent = p;
           break;
         }
-      if (parent && parent != previous) over = " (over " + declared->second.id.substr(0, 2) + ")";
+      if (parent && parent != climb.previous) over = " (over " + declared->second.id.substr(0, 2) + ")";
     }
-    std::vector<Entry> row = {"`" + r->row_name() + "`"};
+    std::vector<Entry> row = {row_md(l, *r)};
     if (any_title) row.push_back(title_of(*r));
     if (any_images) row.push_back(images_of(*r));
     const double cumulative = speedup(first, *r);
@@ -487,7 +521,7 @@ void Writer::ladder(const Track& info, const Ladder& l) {
       row.push_back(bytes ? printf_string("%.0f", *bytes / (1 << 20)) : r->gpu() ? "not recorded" : "-");
     }
     table.add(row);
-    bars.push_back({r->row_name(), cumulative, r->gpu()});
+    bars.push_back({l.label(*r), cumulative, r->gpu()});
   }
   md_ << table.str();
   if (any_memory)

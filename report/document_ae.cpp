@@ -39,7 +39,7 @@ void Writer::loss_curves_of(const Ladder& l, const std::string& heading) {
     const json* losses = find_path(r->data, "training.losses");
     if (!losses || !losses->is_array() || losses->empty()) continue;
     const double every = number_at(r->data, "training.every").value_or(1);
-    Series line{r->row_name(), {}};
+    Series line{l.label(*r), {}};
     if (sources.size() > 1) line.title += " (" + text_at(r->data, "problem.params.data.source").value_or("?") + " images)";
     for (size_t i = 0; i < losses->size(); ++i)
       if ((*losses)[i].is_number()) line.points.push_back({(i + 1) * every, (*losses)[i].get<double>()});
@@ -81,13 +81,13 @@ void Writer::reconstructions_of(const Ladder& l, const std::string& heading) {
     return out;
   };
   const int count = g["count"].get<int>();
-  const std::string step = newest->row_name();
+  const std::string step = l.label(*newest);
   const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                   (l.device.empty() ? "cpu" : l.device) + "-reconstructions");
   figures_.push_back(image_grid(name, "inputs (top) and reconstructions (bottom): " + step + ", " + heading,
                                 {"input", "output"}, {pictures("input"), pictures("output")}));
-  md_ << "The first " << count << (count == 1 ? " image" : " images") << " (top) and `" << step
-      << "`'s reconstructions of them after training (below; 8-bit, clipped to the images' range"
+  md_ << "The first " << count << (count == 1 ? " image" : " images") << " (top) and " << row_md(l, *newest)
+      << "'s reconstructions of them after training (below; 8-bit, clipped to the images' range"
       << (text_at(newest->data, "problem.params.data.source") ? "; " + images_of(*newest) : "") << ")";
   if (const auto mse = number_at(g, "mse")) md_ << ": loss (MSE) of these images " << printf_string("%.4g", *mse);
   const json* losses = find_path(newest->data, "training.losses");

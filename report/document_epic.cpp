@@ -32,7 +32,7 @@ void Writer::phase_breakdown_of(const Ladder& l) {
   for (const Record* r : rows) {
     const json& p = *find_path(r->data, "params.phase_ms_per_gulp");
     double sum = 0;
-    md_ << "| `" << r->row_name() << "` |";
+    md_ << "| " << cell(row_md(l, *r)) << " |";
     for (const auto& ph : phases) {
       if (p.contains(ph) && p[ph].is_number()) {
         sum += p[ph].get<double>();
@@ -74,9 +74,11 @@ void Writer::sky_of(const Ladder& l, const std::string& heading) {
     }
   const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                   (l.device.empty() ? "cpu" : l.device) + "-sky");
-  figures_.push_back(sky_image(name, "sky, total intensity over the band: " + newest->step() + ", " + heading,
+  const std::string machine = l.machine_of(*newest);
+  const std::string step = newest->step() + (machine.empty() ? "" : " on " + machine);
+  figures_.push_back(sky_image(name, "sky, total intensity over the band: " + step + ", " + heading,
                                "l (pixel)", "m (pixel)", rows, marks));
-  md_ << "The sky as `" << newest->step() << "` imaged it (total intensity summed over the band, scaled to its peak; "
+  md_ << "The sky as `" << newest->step() << "`" << (machine.empty() ? "" : " on " + machine) << " imaged it (total intensity summed over the band, scaled to its peak; "
       << "circles: the simulated sources where the sky model puts them" << (listed.empty() ? "" : ": " + listed)
       << "):\n\n"
       << "![sky, " << heading << "](figures/" << name << ".png)\n\n";

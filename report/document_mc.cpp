@@ -17,9 +17,11 @@ void Writer::heat_profile_of(const Ladder& l, const std::string& heading) {
   Profile profile{column("r_mm"), column("heat"), column("stderr"), column("exact")};
   const std::string name = names_(l.track + "-" + l.variant + "-" + l.problem + "-" +
                                   (l.device.empty() ? "cpu" : l.device) + "-heat-profile");
-  const std::string step = with_profile->step();
+  const std::string machine = l.machine_of(*with_profile);
+  const std::string step = with_profile->step() + (machine.empty() ? "" : " on " + machine);
   figures_.push_back(heat_profile(name, "heat profile, " + step + ", " + heading, profile));
-  md_ << "Heat profile of `" << step << "` against the exact transport solution:\n\n"
+  md_ << "Heat profile of `" << with_profile->step() << "`" << (machine.empty() ? "" : " on " + machine)
+      << " against the exact transport solution:\n\n"
       << "![heat profile, " << step << "](figures/" << name << ".png)\n\n";
 }
 

@@ -88,6 +88,10 @@ std::string axis_text(const Record& r, const std::string& axis);
 // Distinct values of an axis, numerically sorted, as the records spell them.
 std::vector<std::string> axis_values(const TuneSweep& s, const std::string& axis);
 
+// A ladder row as the text names it: "`01_cpu_omp`", "`01_cpu_omp` on AMD Ryzen 7 7840U (8 threads)"
+// for another machine's row (Ladder::guests).
+std::string row_md(const Ladder& l, const Record& r);
+
 // mri (document_mri.cpp). A ladder's problem with its size: "small (32768 samples x 32768 voxels)".
 std::string problem_label(const Record& r);
 // Whether a row's throughput is an equivalent rate: mri's gridding rungs compute no voxel-sample

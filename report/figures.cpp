@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -333,12 +334,72 @@ Figure heat_profile(const std::string& name, const std::string& title, const Pro
   return {name, s.str(), {{name + ".dat", dat.str()}}};
 }
 
+namespace {
+
+// The advance of each character of gnuplot's 'Sans,9' under pngcairo (DejaVu Sans, hinted to
+// whole pixels; measured), so that the roofline's labels are laid out before gnuplot draws
+// them. A character outside ASCII counts as a wide one.
+double label_width_px(const std::string& text) {
+  static const char* const classes[][2] = {{"ijl", "3"},         {",-./:;IJf| '", "4"}, {"!()[]rt", "5"},
+                                           {"\"*?_`sz", "6"},    {"FLPTYacekovxy", "7"}, {"A&DGHNOQU", "9"},
+                                           {"#+<=>M^w~", "10"},  {"%", "11"},            {"@Wm", "12"}};
+  double w = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xc0) == 0x80) continue;  // a UTF-8 continuation byte
+    double advance = c >= 0x80 ? 12 : 8;  // digits, most capitals and lower-case letters: 8
+    for (const auto& cls : classes)
+      if (c < 0x80 && std::string(cls[0]).find(char(c)) != std::string::npos) advance = std::atof(cls[1]);
+    w += advance;
+  }
+  // Kerning and another machine's Sans (fontconfig's choice) draw a little wider or narrower.
+  return w * 1.04 + 2;
+}
+
+// Places labels that want the heights `want` (ascending, pixels) at least `gap` apart, each as
+// near its wish as the others allow (touching labels move as a block centred on their wishes),
+// within [lo, hi]; the caller makes room for them all.
+std::vector<double> spread(const std::vector<double>& want, double gap, double lo, double hi) {
+  struct Block {
+    size_t first, count;
+    double start;
+  };
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < want.size(); ++i) {
+    Block b{i, 1, want[i]};
+    while (!blocks.empty() && blocks.back().start + double(blocks.back().count) * gap > b.start) {
+      const Block a = blocks.back();
+      blocks.pop_back();
+      double sum = 0;
+      const size_t n = a.count + b.count;
+      for (size_t j = a.first; j < a.first + n; ++j) sum += want[j] - double(j - a.first) * gap;
+      b = {a.first, n, sum / double(n)};
+    }
+    blocks.push_back(b);
+  }
+  std::vector<double> at(want.size());
+  for (const Block& b : blocks)
+    for (size_t k = 0; k < b.count; ++k) at[b.first + k] = b.start + double(k) * gap;
+  for (size_t i = 0; i < at.size(); ++i) at[i] = std::max(at[i], i ? at[i - 1] + gap : lo);
+  for (size_t i = at.size(); i-- > 0;) at[i] = std::min(at[i], i + 1 < at.size() ? at[i + 1] - gap : hi);
+  return at;
+}
+
+// The roofline's canvas, in pixels: fixed margins, so that the labels are laid out in the
+// plot's own pixels.
+constexpr double kCanvasWidth = 900, kCanvasHeight = 700;
+constexpr double kLeft = 80, kRight = 20, kTop = 40, kBottom = 60;
+constexpr double kLabelLine = 14;  // a line of 'Sans,9' (13 pixels from ascender to descender) and one between
+constexpr double kLabelGap = 10;   // from a rung's centre to its label
+constexpr double kLabelWrap = 300;  // a label of several rungs wraps after this many pixels
+
+}  // namespace
+
 Figure roofline(const std::string& name, const std::string& title, double bandwidth, const std::string& bandwidth_title,
                 const std::vector<Roof>& roofs, const std::vector<RooflineMark>& points) {
   std::ostringstream dat;
   dat << "# rung  intensity_flop_per_byte  attained_flop_per_s  flop  compulsory_bytes  kernel_s\n";
-  // The axes hold every point and every ridge (where a roof meets the diagonal), with room for
-  // the labels on the right.
+  // The axes hold every point and every ridge (where a roof meets the diagonal); the labels'
+  // room on the right follows below.
   double x_low = INFINITY, x_high = 0, y_low = INFINITY, y_high = 0;
   std::vector<std::array<double, 2>> at;
   for (const RooflineMark& p : points) {
@@ -357,23 +418,136 @@ Figure roofline(const std::string& name, const std::string& title, double bandwi
   if (!(x_high > 0)) x_low = 1, x_high = 10, y_low = 1, y_high = 10;
   x_low /= 10, y_low = std::min(y_low / 4, x_low * bandwidth), y_high *= 4;
 
-  // The rungs of a ladder share their problem, so they share one intensity and often nearly one
-  // height: rungs at one intensity within 20 % of the next lower one share one label, fastest
-  // first, instead of overprinting each other's; six to a line (gnuplot reads "\n" in a label).
+  // The rungs of a ladder share their problem, so they share one intensity (a column of points)
+  // and often nearly one height. Rungs whose marks touch (within a label line of each other's
+  // height) share one label: the numbered rungs fastest first, then a peer's, its name once
+  // ("pytorch tf32_cl_compile_ro, tf32_cl"), wrapped into lines of at most kLabelWrap pixels.
+  // The lines of a column stack to its right, each at least a line from the next, as near
+  // their rungs' height as the others allow and inside the plot (below the key at its top
+  // left); a thin line joins each to its rungs' height. The x axis runs as far right as the
+  // longest line needs.
+  const double plot_w = kCanvasWidth - kLeft - kRight;
+  double plot_h = kCanvasHeight - kTop - kBottom;
+  const double decades_y = std::log10(y_high / y_low);
+  auto py = [&](double y) { return plot_h * std::log10(y / y_low) / decades_y; };
+  struct Line {
+    std::string text;
+    size_t column;  // index into column_x
+    double rungs_y;  // the height of its rungs (their geometric mean), flop/s
+    size_t index, lines;  // its place among its label's lines
+    double want = 0, y = 0;  // pixels above the plot's bottom
+  };
+  std::vector<Line> label_lines;
+  std::vector<double> column_x;
   std::vector<size_t> order(points.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return at[a] < at[b]; });
-  dat << "\n\n# label  intensity  attained (the labels' places)\n";
   for (size_t k = 0; k < order.size();) {
-    size_t end = k + 1;
-    while (end < order.size() && std::fabs(std::log(at[order[end]][0] / at[order[k]][0])) < 0.05 &&
-           at[order[end]][1] < 1.2 * at[order[end - 1]][1])
-      ++end;
-    std::string text;
-    for (size_t j = end, n = 0; j-- > k; ++n) text += (n == 0 ? "" : n % 6 ? ", " : ",\\n") + points[order[j]].label;
-    dat << data_label(text) << " " << fmt_data(at[order[k]][0]) << " "
-        << fmt_data(std::sqrt(at[order[k]][1] * at[order[end - 1]][1])) << "\n";
-    k = end;
+    size_t column_end = k + 1;
+    while (column_end < order.size() && std::fabs(std::log(at[order[column_end]][0] / at[order[k]][0])) < 0.05)
+      ++column_end;
+    column_x.push_back(at[order[k]][0]);
+    for (size_t g = k; g < column_end;) {
+      size_t g_end = g + 1;
+      while (g_end < column_end && py(at[order[g_end]][1]) - py(at[order[g]][1]) < kLabelLine) ++g_end;
+      std::vector<size_t> members(order.begin() + long(g), order.begin() + long(g_end));
+      std::reverse(members.begin(), members.end());  // fastest first
+      // A peer's rows ("pytorch tf32_cl") after the numbered rungs, each peer's together.
+      auto peer = [&](size_t i) {
+        const std::string& l = points[i].label;
+        const bool rung = !l.empty() && std::isdigit(static_cast<unsigned char>(l[0]));
+        return rung ? std::string() : l.substr(0, l.find(' '));
+      };
+      std::vector<std::string> peers;
+      for (size_t i : members)
+        if (!peer(i).empty() && std::find(peers.begin(), peers.end(), peer(i)) == peers.end()) peers.push_back(peer(i));
+      auto rank = [&](size_t i) {
+        return peer(i).empty() ? 0 : 1 + (std::find(peers.begin(), peers.end(), peer(i)) - peers.begin());
+      };
+      std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+      std::vector<std::string> texts;
+      std::string text, last_peer;
+      double log_y = 0;
+      for (size_t i : members) {
+        log_y += std::log(at[i][1]);
+        const std::string& full = points[i].label;
+        const std::string who = peer(i);
+        const bool shared = !who.empty() && who == last_peer && full.size() > who.size();
+        std::string piece = shared ? full.substr(who.size() + 1) : full;
+        if (!text.empty() && label_width_px(text + ", " + piece) > kLabelWrap) {
+          texts.push_back(text + ",");
+          text.clear();
+          piece = full;  // a new line names its peer again
+        }
+        text += (text.empty() ? "" : ", ") + piece;
+        last_peer = who;
+      }
+      texts.push_back(text);
+      const double rungs_y = std::exp(log_y / double(members.size()));
+      for (size_t n = 0; n < texts.size(); ++n)
+        label_lines.push_back({texts[n], column_x.size() - 1, rungs_y, n, texts.size()});
+      g = g_end;
+    }
+    k = column_end;
+  }
+  // The x axis's decades, so that every line ends inside the plot: a line of w pixels from
+  // kLabelGap right of its column at p decades needs plot_w (1 - (kLabelGap + w + 4) / plot_w) >= plot_w p / D.
+  double decades_x = std::log10(x_high / x_low);
+  for (const Line& l : label_lines) {
+    const double room = plot_w - kLabelGap - label_width_px(l.text) - 4;
+    if (room > 0) decades_x = std::max(decades_x, plot_w * std::log10(column_x[l.column] / x_low) / room);
+  }
+  x_high = x_low * std::pow(10, decades_x);
+  auto px = [&](double x) { return plot_w * std::log10(x / x_low) / decades_x; };
+  // The key, at the top left: about a line of 'Sans,10' per entry, its samples and its box.
+  double key_w = 0;
+  key_w = std::max(key_w, label_width_px(bandwidth_title));
+  for (const Roof& r : roofs) key_w = std::max(key_w, label_width_px(r.title));
+  key_w = key_w * 10 / 9 + 80;
+  const double key_h = 16 * double(roofs.size() + 2) + 12;
+  // Columns whose labels would overlap stack together; the canvas grows where a stack needs it.
+  std::vector<size_t> stack_of(column_x.size());
+  std::vector<double> stack_left, stack_right;
+  for (size_t c = 0; c < column_x.size(); ++c) {
+    double right = px(column_x[c]) + kLabelGap;
+    for (const Line& l : label_lines)
+      if (l.column == c) right = std::max(right, px(column_x[c]) + kLabelGap + label_width_px(l.text));
+    const double left = px(column_x[c]) + kLabelGap;
+    if (!stack_right.empty() && left < stack_right.back()) {
+      stack_right.back() = std::max(stack_right.back(), right);
+    } else {
+      stack_left.push_back(left), stack_right.push_back(right);
+    }
+    stack_of[c] = stack_left.size() - 1;
+  }
+  auto under_key = [&](size_t stack) { return stack_left[stack] < key_w + 8; };
+  for (size_t st = 0; st < stack_left.size(); ++st) {
+    size_t n = 0;
+    for (const Line& l : label_lines) n += stack_of[l.column] == st;
+    plot_h = std::max(plot_h, double(n) * kLabelLine + 8 + (under_key(st) ? key_h : 0));
+  }
+  const double canvas_h = plot_h + kTop + kBottom;
+  for (Line& l : label_lines)
+    l.want = py(l.rungs_y) + (double(l.lines - 1) / 2 - double(l.index)) * kLabelLine;
+  for (size_t st = 0; st < stack_left.size(); ++st) {
+    std::vector<Line*> stack;
+    for (Line& l : label_lines)
+      if (stack_of[l.column] == st) stack.push_back(&l);
+    std::stable_sort(stack.begin(), stack.end(), [](const Line* a, const Line* b) { return a->want < b->want; });
+    std::vector<double> want;
+    for (const Line* l : stack) want.push_back(l->want);
+    const double lo = kLabelLine / 2 + 2, hi = plot_h - kLabelLine / 2 - 2 - (under_key(st) ? key_h : 0);
+    const std::vector<double> placed = spread(want, kLabelLine, lo, hi);
+    for (size_t i = 0; i < stack.size(); ++i) stack[i]->y = placed[i];
+  }
+  auto data_x = [&](double pixels) { return x_low * std::pow(10, decades_x * pixels / plot_w); };
+  auto data_y = [&](double pixels) { return y_low * std::pow(10, decades_y * pixels / plot_h); };
+  dat << "\n\n# label  x  y (its left end)  then its line to its rungs: from x, y to x (the labels' places)\n";
+  for (const Line& l : label_lines) {
+    const double left = px(column_x[l.column]) + kLabelGap;
+    dat << data_label(l.text) << " " << fmt_data(data_x(left)) << " " << fmt_data(data_y(l.y)) << " "
+        << fmt_data(data_x(px(column_x[l.column]) + 5)) << " " << fmt_data(l.rungs_y) << " " << fmt_data(data_x(left - 2))
+        << "\n";
   }
   // The roofs as line segments (a function would be sampled evenly in x, not in log x): the
   // bandwidth's diagonal up to the highest roof, each roof from its ridge on.
@@ -387,7 +561,11 @@ Figure roofline(const std::string& name, const std::string& title, double bandwi
   static const char* const colours[] = {"#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
   const std::string roof_file = quoted(name + "-roofs.dat");
   std::ostringstream s;
-  s << preamble(name, title, 900, 700)
+  s << preamble(name, title, int(kCanvasWidth), int(std::lround(canvas_h)))
+    << "set lmargin at screen " << fmt_data(kLeft / kCanvasWidth) << "\n"
+    << "set rmargin at screen " << fmt_data(1 - kRight / kCanvasWidth) << "\n"
+    << "set tmargin at screen " << fmt_data(1 - kTop / canvas_h) << "\n"
+    << "set bmargin at screen " << fmt_data(kBottom / canvas_h) << "\n"
     << "set logscale xy\n"
     << "set format x '%.0s%c'\nset format y '%.0s%c'\n"
     << "set xrange [" << fmt_data(x_low) << ":" << fmt_data(x_high) << "]\n"
@@ -395,14 +573,17 @@ Figure roofline(const std::string& name, const std::string& title, double bandwi
     << "set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'\n"
     << "set ylabel 'attained (flop/s, log scale)'\n"
     << "set grid\n"
-    << "set key bottom right box opaque\n"
+    << "set key top left box opaque\n"
+    // A label stays legible where a roof or the grid runs under it.
+    << "set style textbox opaque noborder margins 0.5,0.3\n"
     << "plot " << roof_file << " index 0 using 1:2 with lines lw 2 lc rgb '#444444' title " << quoted(bandwidth_title);
   for (size_t i = 0; i < roofs.size(); ++i)
     s << ", \\\n     " << roof_file << " index " << i + 1 << " using 1:2 with lines lw 2 lc rgb '" << colours[i % 5]
       << "' title " << quoted(roofs[i].title);
   if (!points.empty())
     s << ", \\\n     " << quoted(name + ".dat") << " index 0 using 2:3 with points pt 7 ps 1.2 lc rgb '#2b7bba' title 'rungs', \\\n"
-      << "     '' index 1 using 2:3:1 with labels offset char 1.2,0 left font 'Sans,9' notitle";
+      << "     '' index 1 using 4:5:($6-$4):($3-$5) with vectors nohead lw 1 lc rgb '#8c8c8c' notitle, \\\n"
+      << "     '' index 1 using 2:3:1 with labels left boxed font 'Sans,9' notitle";
   s << "\n";
   return {name, s.str(), {{name + ".dat", dat.str()}, {name + "-roofs.dat", lines.str()}}};
 }

@@ -37,7 +37,14 @@ int run(int argc, char** argv) {
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
 
   std::vector<report::Input> inputs = report::results_folder(o.results);
-  for (const std::string& path : o.extra) inputs.push_back({path, path, /*appended_locally=*/true});
+  for (const std::string& path : o.extra) {
+    // Records are told apart by their file's name (a GPU host's CPU rows are those of its file),
+    // so a second file of one name outside the repository keeps the path it was given.
+    std::string name = report::extra_name(path, o.results);
+    for (const report::Input& in : inputs)
+      if (in.name == name) name = path;
+    inputs.push_back({path, name, /*appended_locally=*/true});
+  }
   const std::vector<report::Record> records = report::load(inputs);
   if (o.steps.empty()) o.steps = (std::filesystem::path(o.results) / ".." / ".." / "steps").lexically_normal().string();
   const report::Grids grids = report::load_grids(o.steps);

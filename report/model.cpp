@@ -379,6 +379,16 @@ std::string variant_of(const Track& track, const Record& r) {
   return "";
 }
 
+std::string Ladder::machine_of(const Record& r) const {
+  const auto it = guests.find(&r);
+  return it == guests.end() ? "" : it->second;
+}
+
+std::string Ladder::label(const Record& r) const {
+  const std::string machine = machine_of(r);
+  return r.row_name() + (machine.empty() ? "" : " on " + machine);
+}
+
 std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track) {
   const Track& info = track_info(track);
   // (variant, problem) -> the records of that table family
@@ -396,16 +406,16 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
   std::vector<Ladder> out;
   for (const auto& key : keys) {
     const auto& family = families[key];
-    std::set<std::string> gpus;
+    std::set<std::string> gpus, gpu_files;  // the GPUs, and the files of their hosts
     for (const Record* r : family)
-      if (r->gpu()) gpus.insert(r->device_name());
+      if (r->gpu()) gpus.insert(r->device_name()), gpu_files.insert(r->file);
     // CPU rows appear in every GPU's table: the ladder starts from the CPU baseline.
     std::vector<std::string> devices(gpus.begin(), gpus.end());
     if (devices.empty()) devices.push_back("");
     for (const std::string& device : devices) {
       // A CPU row carries no GPU name; the one measured on this GPU's host is the one in the same
-      // results file (mri-h100.jsonl holds the H100 host's CPU rows). Rows of other files join
-      // only where that file has none.
+      // results file (mri-h100.jsonl holds the H100 host's CPU rows). Rows of other GPU hosts'
+      // files join only where that file has none.
       std::set<std::string> files;
       for (const Record* r : family)
         if (r->gpu() && r->device_name() == device) files.insert(r->file);
@@ -413,12 +423,29 @@ std::vector<Ladder> ladders(const std::vector<Record>& records, const std::strin
       for (const Record* r : family)
         if (!r->gpu() && files.count(r->file)) local_cpu = true;
       std::map<std::string, const Record*> newest;
-      for (const Record* r : family)
-        if (r->gpu() ? r->device_name() == device : (!local_cpu || files.count(r->file)))
+      // A file without any GPU row of this problem is a CPU-only machine's: its rows are no GPU
+      // host's baseline, and the rule above would drop them from every GPU table (every GPU
+      // host's file holds CPU rows of its own). They are rows of their own, by machine.
+      std::map<std::pair<std::string, std::string>, const Record*> guests;  // (machine, row) -> newest
+      for (const Record* r : family) {
+        if (r->gpu()) {
+          if (r->device_name() == device) keep_newest(newest, r->row_name(), *r);
+        } else if (!device.empty() && !gpu_files.count(r->file)) {
+          keep_newest(guests, {r->where(), r->row_name()}, *r);
+        } else if (!local_cpu || files.count(r->file)) {
           keep_newest(newest, r->row_name(), *r);
-      Ladder l{track, key.first, key.second, device, {}};
+        }
+      }
+      Ladder l{track, key.first, key.second, device, {}, {}};
       for (const auto& n : newest) l.rows.push_back(n.second);
-      std::sort(l.rows.begin(), l.rows.end(), row_before);
+      for (const auto& [g, r] : guests) l.rows.push_back(r), l.guests[r] = g.first;
+      // Another machine's row follows the table's own row of its step, machines by name.
+      std::sort(l.rows.begin(), l.rows.end(), [&l](const Record* a, const Record* b) {
+        if (row_before(a, b)) return true;
+        if (row_before(b, a)) return false;
+        const std::string ma = l.machine_of(*a), mb = l.machine_of(*b);
+        return ma.empty() != mb.empty() ? ma.empty() : ma < mb;
+      });
       out.push_back(std::move(l));
     }
   }
@@ -583,7 +610,7 @@ std::vector<ScalingTable> scaling_tables(const std::vector<Record>& records, con
         for (const Ladder& l : all_ladders)
           if (l.variant == key.variant && l.problem == key.problem && l.device == key.device)
             for (const Record* p : l.rows)
-              if (p->step() == declared->second.id) {
+              if (p->step() == declared->second.id && l.machine_of(*p).empty()) {
                 s.parent = p;  // its first row: the finest precision, as the ladder's step speedup takes
                 break;
               }

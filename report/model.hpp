@@ -159,6 +159,16 @@ std::string precision_label(const std::string& precision);  // "fp32" -> "FP32",
 struct Ladder {
   std::string track, variant, problem, device;  // device "" = a CPU-only table
   std::vector<const Record*> rows;              // newest per step, in teaching order
+  // The rows of other machines than the table's own: CPU rows from a results file that holds no
+  // GPU row of the table's problem (a CPU-only machine's, such as a laptop's
+  // build/results/local.jsonl), by that machine (Record::where()). Each such machine's newest
+  // row per step joins every GPU table of its problem beside the table's own row of the step,
+  // so that a machine without a GPU sees where it stands. The table's own rows (its GPU's, and
+  // its GPU host's CPU rows) are not in it.
+  std::map<const Record*, std::string> guests;
+  std::string machine_of(const Record& r) const;  // "" for the table's own rows
+  // row_name(), followed by " on MACHINE" for another machine's row.
+  std::string label(const Record& r) const;
 };
 std::vector<Ladder> ladders(const std::vector<Record>& records, const std::string& track);
 

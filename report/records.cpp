@@ -75,6 +75,17 @@ std::vector<Input> results_folder(const std::string& dir) {
   return inputs;
 }
 
+std::string extra_name(const std::string& path, const std::string& results_dir) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(fs::path(results_dir) / ".." / "..", ec), ec);
+  const fs::path file = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (!ec && !root.empty()) {
+    const fs::path inside = file.lexically_relative(root);
+    if (!inside.empty() && *inside.begin() != ".." && !inside.is_absolute()) return inside.generic_string();
+  }
+  return fs::path(path).filename().string();
+}
+
 namespace {
 
 // Calls visit("track/step", path) for each steps/<track>/<step>/<name> that is a file; a
@@ -204,7 +215,9 @@ std::vector<Record> load(const std::vector<Input>& inputs) {
       const std::string& text = lines[i];
       const int line = int(i) + 1;
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string where = in.name + ":" + std::to_string(line) + ": ";
+      // A folder's file by its name, as the report names it; an extra file by the path given,
+      // which is where the person who gave it looks.
+      const std::string where = (in.appended_locally ? in.path : in.name) + ":" + std::to_string(line) + ": ";
       json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) {
         if (in.appended_locally && i + 1 == lines.size()) {

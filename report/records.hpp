@@ -13,7 +13,7 @@ using json = nlohmann::json;
 
 struct Record {
   json data;
-  std::string file;  // as named in the report: a results file's name, or an extra file's path
+  std::string file;  // as named in the report (Input::name)
   int line = 0;
   size_t order = 0;  // position over all inputs: the later of two equally new records wins
 
@@ -40,7 +40,10 @@ struct Record {
 
 // One input file and the name the report gives it.
 struct Input {
-  std::string path;
+  std::string path;  // as given; an extra file's messages (file:line) name it so
+  // A results folder's file by its file name; an extra file by its path relative to the
+  // repository, or by its file name outside it (extra_name): the report says nothing about the
+  // machine that wrote it, such as where its checkout lies.
   std::string name;
   // A file that runs append to on this machine (--extra): a run killed while appending, or a
   // full disk, leaves an incomplete last line, which is skipped with a warning instead of
@@ -51,6 +54,12 @@ struct Input {
 // Every *.jsonl in `dir`, sorted by name (so the report does not depend on directory order).
 // A missing folder is a usage error; an empty one gives no inputs.
 std::vector<Input> results_folder(const std::string& dir);
+
+// The report's name for an extra results file: its path relative to the repository, the folder
+// that holds the report/ of `results_dir` (as --steps assumes: "build/results/local.jsonl"),
+// where the file lies inside it, else its file name. Never an absolute path: the report says
+// the same of the same records on every machine.
+std::string extra_name(const std::string& path, const std::string& results_dir);
 
 // Reads and checks every line (blank lines are skipped). Throws core::UsageError
 // "file:line: what is wrong" on the first malformed line, or when a file cannot be read;

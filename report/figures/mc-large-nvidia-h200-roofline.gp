@@ -2,6 +2,10 @@
 set terminal pngcairo size 900,700 noenhanced font "Sans,10"
 set output 'mc-large-nvidia-h200-roofline.png'
 set title 'roofline, mc problem large, NVIDIA H200'
+set lmargin at screen 0.088888889
+set rmargin at screen 0.97777778
+set tmargin at screen 0.94285714
+set bmargin at screen 0.085714286
 set logscale xy
 set format x '%.0s%c'
 set format y '%.0s%c'
@@ -10,8 +14,10 @@ set yrange [2.9043171e+11:2.5439005e+14]
 set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
 set ylabel 'attained (flop/s, log scale)'
 set grid
-set key bottom right box opaque
+set key top left box opaque
+set style textbox opaque noborder margins 0.5,0.3
 plot 'mc-large-nvidia-h200-roofline-roofs.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'DRAM (probe copy) 3.978 TB/s', \
      'mc-large-nvidia-h200-roofline-roofs.dat' index 1 using 1:2 with lines lw 2 lc rgb '#d62728' title 'FP32 63.60 Tflop/s', \
      'mc-large-nvidia-h200-roofline.dat' index 0 using 2:3 with points pt 7 ps 1.2 lc rgb '#2b7bba' title 'rungs', \
-     '' index 1 using 2:3:1 with labels offset char 1.2,0 left font 'Sans,9' notitle
+     '' index 1 using 4:5:($6-$4):($3-$5) with vectors nohead lw 1 lc rgb '#8c8c8c' notitle, \
+     '' index 1 using 2:3:1 with labels left boxed font 'Sans,9' notitle
