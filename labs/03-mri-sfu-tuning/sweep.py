@@ -11,15 +11,16 @@ point.
 
     python3 labs/03-mri-sfu-tuning/sweep.py --build-only [FILE]   # prints the program's path
     python3 labs/03-mri-sfu-tuning/sweep.py [FILE] [--json OUT] [--sweep GRID]  # build, sweep, print the map
-    python3 labs/03-mri-sfu-tuning/sweep.py --table OUT            # the map of records already made
+    python3 labs/03-mri-sfu-tuning/sweep.py --table OUT [--step STEP]  # the map of records already made
     python3 labs/03-mri-sfu-tuning/sweep.py --help                 # this text
 
 FILE defaults to lab-work/03-mri-sfu-tuning/fhd.cu; GRID to sweep.json beside FILE, a JSON
 object {"args": [flags of every run], "grid": {"NAME": [values], ...}} (one run per
 combination, --NAME VALUE each; the handout's task 2); OUT to sweep.jsonl beside FILE
 (appended: remove it to start over; sweeps of several problems may share it, the map is drawn
-per problem). BUILD is $STEPWISE_BUILD or build/; run `./stepwise lab 03-mri-sfu-tuning check`
-once first, which builds what your program links.
+per problem); --step STEP maps only the records of program STEP (a step's id, e.g.
+10_phase_recurrence, or lab_03_mri_sfu_tuning for yours). BUILD is $STEPWISE_BUILD or build/;
+run `./stepwise lab 03-mri-sfu-tuning check` once first, which builds what your program links.
 Exit: 0 done, 1 your file does not compile, 2 bad usage or a missing or unreadable file (the
 message names it), 77 no GPU (nothing was run)."""
 import itertools, json, os, shutil, subprocess, sys
@@ -61,9 +62,9 @@ def ms(r):
     return r["timing"]["kernel_ms"]["median"]
 
 
-def read_records(path):
-    """The tune records of a JSONL file; exits 2 naming the file when it is missing or not
-    the records this script and the program write."""
+def read_records(path, step=None):
+    """The tune records of a JSONL file (of program `step` only, when it is named); exits 2
+    naming the file when it is missing or not the records this script and the program write."""
     if not os.path.isfile(path):
         die(f"{path}: no such file (a sweep writes it: python3 labs/{LAB}/sweep.py)")
     records = []
@@ -84,6 +85,11 @@ def read_records(path):
             records.append(r)
     if not records:
         die(f"{path}: no tune records (tag \"tune\": the sweep's runs)")
+    if step is not None:
+        held = sorted({r["step"] for r in records})
+        records = [r for r in records if r["step"] == step]
+        if not records:
+            die(f"{path}: no tune records of {step} (it holds tune records of: {', '.join(held)})")
     return records
 
 
@@ -101,9 +107,9 @@ def read_sweep(path):
     return sweep
 
 
-def table(path):
+def table(path, step=None):
     """Best kernel time per voxels (rows) x threads (columns), over the other parameters."""
-    records = read_records(path)
+    records = read_records(path, step)
     by = {}
     for r in records:  # one map per program and problem
         by.setdefault((r["step"], r["problem"]["name"], r["params"].get("kernel", "")), []).append(r)
@@ -128,6 +134,8 @@ def table(path):
         shape = ", ".join(f"{k} {best['params'][k]}" for k in ("threads", "unroll", "chunk", "voxels") if k in best["params"])
         v = best["validation"]
         print(f"best: {shape}: {ms(best):.4g} ms (rel_l2 {v['rel_l2']:.3g}, PSNR {v['psnr_db']:.1f} dB)")
+    if step is not None:
+        return  # one program's map of a file; the report draws the whole file's
     b = os.path.relpath(os.environ.get("STEPWISE_BUILD", os.path.join(ROOT, "build")), ROOT)
     print(f"\nEvery pair of parameters, with figures (from the repository's root):\n"
           f"  meson compile -C {b} report/stepwise_report && {b}/report/stepwise_report --extra {os.path.abspath(path)} "
@@ -135,7 +143,7 @@ def table(path):
 
 
 def main(argv):
-    build_only, out, source, table_of, sweep_path = False, None, None, None, None
+    build_only, out, source, table_of, sweep_path, step = False, None, None, None, None, None
     it = iter(argv)
     for a in it:
         if a in ("-h", "--help"):
@@ -149,14 +157,18 @@ def main(argv):
             sweep_path = os.path.abspath(next(it, None) or die("--sweep needs a file"))
         elif a == "--table":
             table_of = next(it, None) or die("--table needs a file")
+        elif a == "--step":
+            step = next(it, None) or die("--step needs a program's id, e.g. 10_phase_recurrence")
         elif a.startswith("-"):
             die(f"unknown option {a} (see the top of {__file__})")
         elif source is None:
             source = a
         else:
             die("one FILE at most")
+    if step is not None and not table_of:
+        die("--step goes with --table FILE (it picks the records to map)")
     if table_of:
-        return table(table_of)
+        return table(table_of, step)
     build_dir = os.path.abspath(os.environ.get("STEPWISE_BUILD", os.path.join(ROOT, "build")))
     source = os.path.abspath(source or os.path.join(ROOT, "lab-work", LAB, "fhd.cu"))
     if not os.path.isfile(source):
