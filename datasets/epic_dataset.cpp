@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
     p.station = stands.empty() ? epic::generate_station(seed) : epic::read_stands(stands);
     p.sky = epic::default_sky(seed);
     p.has_sky = true;
+    // The folder is settled once the inputs have been read (a bad --stands leaves no folder
+    // behind) and before the voltages are simulated, the run's whole cost.
+    core::make_output_folder("--folder", folder);
     epic::simulate_voltages(p);
     epic::save_folder(p, folder);
     printf("%s: %d stands, %d samples x %d channels x %d pols (%zu bytes of voltages)\n", folder.c_str(),

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
     app.add_option("--parboil", parboil, "Write a Parboil mri-q input file here (no k-space data)");
     if (auto code = core::parse_command_line(app, argc, argv)) return *code;
     if (folder.empty() && parboil.empty()) throw core::UsageError("name --folder DIR and/or --parboil FILE");
+    // Both destinations are settled before the problem is generated (seconds at --size large).
+    core::check_output_path("--parboil", parboil);
+    if (!folder.empty()) core::make_output_folder("--folder", folder);
     const mri::Problem p = mri::generate(size, seed, noise);
     if (!folder.empty()) mri::save_folder(p, folder);
     if (!parboil.empty()) mri::save_parboil(p, parboil);

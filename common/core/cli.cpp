@@ -1,12 +1,16 @@
 #include "core/cli.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-#include <sys/stat.h>
 
 #include "core/error.hpp"
 
@@ -138,25 +142,82 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    // An App given no name is named by argv[0], a path: the message names the program by its
+    // base name, as exit_code_of's do.
+    fprintf(stderr, "%s: error: %s\n", base_name(app.get_name().c_str()), e.what());
     fprintf(stderr, "Run with --help for the flags.\n");
     return kBadUsage;
   }
   return std::nullopt;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The path without trailing slashes ("out/" names the folder out), so that its parent is the
+// folder that holds it.
+fs::path without_trailing_slash(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return fs::path(p);
+}
+
+// Refuses, naming the flag, a path whose parent folder cannot receive a new entry: the parent
+// is missing (nothing is created for it), is a file, or is not writable. A parent that does not
+// exist is reported as the nearest ancestor that is a file, where one is.
+void check_parent_folder(const std::string& flag, const std::string& path, const fs::path& p) {
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  struct stat st {};
+  if (::stat(parent.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw UsageError(flag + " " + path + ": " + parent.string() + " is a file, not a folder");
+    if (::access(parent.c_str(), W_OK | X_OK) != 0)
+      throw UsageError(flag + " " + path + ": folder " + parent.string() + " is not writable (" + std::strerror(errno) + ")");
+    return;
+  }
+  if (errno != ENOENT && errno != ENOTDIR)
+    throw UsageError(flag + " " + path + ": folder " + parent.string() + ": " + std::strerror(errno));
+  for (fs::path up = parent.parent_path(); !up.empty() && up != up.root_path(); up = up.parent_path())
+    if (::stat(up.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) throw UsageError(flag + " " + path + ": " + up.string() + " is a file, not a folder");
+      break;
+    }
+  throw UsageError(flag + " " + path + ": folder " + parent.string() + " does not exist");
+}
+
+}  // namespace
+
 void check_output_path(const std::string& flag, const std::string& path) {
   if (path.empty()) return;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  if (fs::is_directory(p, ec)) throw UsageError(flag + " " + path + ": is a folder, not a file");
-  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (flag != "--json" && !fs::is_directory(parent, ec))
-    throw UsageError(flag + " " + path + ": folder " + parent.string() + " does not exist");
-  struct stat st{};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-    throw UsageError(flag + " " + path + ": not a regular file");
+  const fs::path p = without_trailing_slash(path);
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw UsageError(flag + " " + path + ": is a folder, not a file");
+    // A character device is a legitimate sink (/dev/null, /dev/stdout).
+    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) throw UsageError(flag + " " + path + ": not a regular file");
+    if (::access(p.c_str(), W_OK) != 0)
+      throw UsageError(flag + " " + path + ": cannot write the file (" + std::strerror(errno) + ")");
+    return;
+  }
+  check_parent_folder(flag, path, p);
+}
+
+void make_output_folder(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw UsageError(flag + ": names no folder");
+  const fs::path p = without_trailing_slash(path);
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw UsageError(flag + " " + path + ": is a file, not a folder");
+    if (::access(p.c_str(), W_OK | X_OK) != 0)
+      throw UsageError(flag + " " + path + ": folder is not writable (" + std::strerror(errno) + ")");
+    return;
+  }
+  check_parent_folder(flag, path, p);
+  // Only the folder named is made (its parent exists by now); the writer then fills it. A
+  // parent that takes no new folder, though its permissions say it would (a pseudo-file system
+  // such as /proc, where even root cannot), is refused here.
+  if (::mkdir(p.c_str(), 0777) != 0 && errno != EEXIST)
+    throw UsageError(flag + " " + path + ": cannot make the folder (" + std::strerror(errno) + ")");
 }
 
 }  // namespace core

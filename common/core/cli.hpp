@@ -42,8 +42,16 @@ CLI::Validator FiniteRange(double min, double max);
 // Every floating-point flag of the program refuses NaN and infinities, whatever its range.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
-// Refuses an output path that cannot be written before any work is done: a folder, a missing
-// parent folder, a file that cannot be opened for appending (UsageError naming the flag).
+// Refuses an output file that cannot be written, before any work is done (UsageError naming
+// the flag and the path): a folder, a pipe or socket, a file without write permission, or a
+// new file whose parent folder is missing, a file, or not writable. No folder is created: the
+// parent must exist.
 void check_output_path(const std::string& flag, const std::string& path);
+
+// The folder an output flag names (a problem folder a dataset writer fills), made before any
+// work: an existing writable folder is taken as it is; a new one is made, itself only, inside
+// an existing writable folder. Anything else (a file, a missing or unwritable parent, a parent
+// that takes no folder) is a UsageError naming the flag and the path.
+void make_output_folder(const std::string& flag, const std::string& path);
 
 }  // namespace core

@@ -1,8 +1,10 @@
 // Exit codes and the exceptions that carry them to main().
 #pragma once
-#include <stdexcept>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 namespace core {
@@ -49,6 +51,11 @@ int exit_code_of(const char* program, Body&& body) {
     return kRuntime;
   } catch (const std::bad_alloc&) {
     fprintf(stderr, "%s: runtime error: out of host memory\n", base_name(program));
+    return kRuntime;
+  } catch (const std::exception& e) {
+    // Anything else a library throws (a file system call that failed, say) is a runtime error
+    // with its own words, never an abort without the program's name.
+    fprintf(stderr, "%s: runtime error: %s\n", base_name(program), e.what());
     return kRuntime;
   }
 }

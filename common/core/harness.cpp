@@ -5,6 +5,7 @@
 #include "core/device_memory.hpp"
 #include "core/error.hpp"
 #include "core/nvtx.hpp"
+#include "core/progress.hpp"
 #include "core/ranks.hpp"
 
 namespace core {
@@ -28,7 +29,8 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   const Ranks& world = ranks();
   if (world.size > 1 && !step.multi_gpu)
     throw UsageError("launched as " + std::to_string(world.size) + " processes (" + world.launcher + "): " + program +
-                     " runs on one GPU; only the multi-GPU steps run as one process per GPU");
+                     (step.gpu ? " runs on one GPU" : " runs as one process (a CPU program)") +
+                     "; only the multi-GPU steps run as one process per GPU");
   // Only rank 0 writes: the others' output would be the same run's, written again.
   const bool writer = world.root();
 
@@ -36,12 +38,19 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   if (writer) check_output_path("--json", o.json_path);
   if (writer) check_output_path("--out", o.out);
 
+  // From here on a long run says on stderr that it is alive, in a log too (--quiet: silent).
+  StillRunning alive(program, !o.quiet && writer);
+
   // The device's set-up (the context above all): paid once per process, outside every run,
   // and recorded so that a one-shot program's whole cost can be added up.
   DeviceInfo device;
   const HostClock device_clock;
-  if (step.gpu) device = require_gpu(o.device + world.local_rank);
+  if (step.gpu) {
+    still_running_stage("setting up the GPU");
+    device = require_gpu(o.device + world.local_rank);
+  }
   const double device_setup_ms = device_clock.elapsed_ms();
+  still_running_stage("preparing the problem");
   track.prepare(o, step.tunables, step.gpu, program);
 
   auto timer = step.gpu ? make_device_timer() : make_host_timer();
@@ -54,11 +63,13 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   Verdict v;
   if (validate_now) {
     NvtxRange r("reference");
+    still_running_stage("validating");
     v = track.validate(o);
   }
 
   if (!writer) return o.check && !v.pass ? kValidationFailed : kOk;
 
+  still_running_stage("writing the outputs");
   if (!o.out.empty()) track.write_output(o.out, v);
 
   if (!o.json_path.empty()) {

@@ -9,12 +9,31 @@
 
 namespace core {
 
+namespace {
+
+// Why cudaGetDeviceCount found no GPU, in words a newcomer can act on. Without any NVIDIA
+// driver the runtime answers cudaErrorInsufficientDriver, whose text ("CUDA driver version is
+// insufficient for CUDA runtime version") reads as "upgrade your driver"; the driver's version
+// tells the two apart: 0 where none is installed. CUDA's own text stays, in parentheses.
+std::string no_gpu_reason(cudaError_t err) {
+  if (err == cudaSuccess) return "no NVIDIA GPU found (0 CUDA devices)";
+  const std::string cuda = std::string("CUDA: ") + cudaGetErrorString(err);
+  int driver = 0;
+  if (err == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0)
+    return "the NVIDIA driver (CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+           ") is older than this program's CUDA runtime (" + std::to_string(CUDART_VERSION / 1000) + "." +
+           std::to_string(CUDART_VERSION % 1000 / 10) + "): update the driver (" + cuda + ")";
+  if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
+    return "no NVIDIA driver or GPU found on this machine (" + cuda + ")";
+  return std::string("no usable CUDA GPU (") + cuda + ")";
+}
+
+}  // namespace
+
 DeviceInfo require_gpu(int device) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0)
-    throw NoGpuError(std::string("no usable CUDA GPU (") +
-                     (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")");
+  if (err != cudaSuccess || count == 0) throw NoGpuError(no_gpu_reason(err));
   // A rank beyond the host's GPUs (two ranks on a one-GPU machine) cannot run here: skipped,
   // as a GPU step is where there is none.
   if (ranks().local_rank > 0 && device >= count)

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -98,11 +97,6 @@ json step_record(const std::string& track, const std::string& step, const std::s
 }
 
 void append_record(const std::string& path, const json& record) {
-  const std::filesystem::path p(path);
-  if (p.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(p.parent_path(), ec);
-  }
   // One write() of the whole line on a file opened for appending: the kernel appends it at
   // the end in one piece, so programs appending to one file at once never interleave their
   // records (a buffered stream would split a large record into several writes).

@@ -35,7 +35,8 @@ json step_record(const std::string& track, const std::string& step, const std::s
                  bool gpu, const json& problem, const json& params, const DeviceInfo& device,
                  const TimedRuns& timing, const CoreOptions& options);
 
-// Appends one line; creates the file (and its folder) if needed.
+// Appends one line; creates the file if needed, never its folder (a missing folder is a
+// mistyped path, refused by check_output_path before the run).
 void append_record(const std::string& path, const json& record);
 
 // Checks that a record has the fields the report relies on, with the right types.

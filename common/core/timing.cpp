@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/progress.hpp"
 
@@ -36,6 +37,7 @@ TimedRuns time_runs(const Phases& phases, KernelTimer& timer, int warmup, int re
   Progress progress("run", warmup + repeat, show_progress);
   double first_ms = 0;
   for (int i = 0; i < warmup; ++i) {
+    still_running_stage("warm-up " + std::to_string(i + 1) + " of " + std::to_string(warmup));
     HostClock wall;
     phases.load();
     phases.compute();
@@ -45,6 +47,7 @@ TimedRuns time_runs(const Phases& phases, KernelTimer& timer, int warmup, int re
   }
   std::vector<double> kernel, total, load, store;
   for (int i = 0; i < repeat; ++i) {
+    still_running_stage("repeat " + std::to_string(i + 1) + " of " + std::to_string(repeat));
     HostClock wall;
     phases.load();
     load.push_back(wall.elapsed_ms());

@@ -24,7 +24,8 @@ int run(int argc, char** argv) {
   std::vector<double> tolerances{1e-2, 1e-3, 1e-4, 1e-5, 1e-6};
   std::string kernel = "kb";
   size_t samples = 0;
-  CLI::App app{"mri_gridding_accuracy: gridding F^H d against the direct sum, by kernel width and oversampling"};
+  CLI::App app{"mri_gridding_accuracy: gridding F^H d against the direct sum, by kernel width and oversampling",
+               "mri_gridding_accuracy"};
   app.add_option("--size", size, "Problem: tiny or small")->check(CLI::IsMember({"tiny", "small"}))->capture_default_str();
   app.add_option("--seed", seed, "Seed of the trajectory")->capture_default_str();
   app.add_option("--widths", widths, "Kernel widths W")->check(CLI::Range(2, 16))->capture_default_str();

@@ -39,7 +39,8 @@ struct Options {
 
 int run(int argc, char** argv) {
   Options o;
-  CLI::App app{"mri_recon: least-squares (CG, Toeplitz F^H F) or gridding reconstruction of the phantom problem"};
+  CLI::App app{"mri_recon: least-squares (CG, Toeplitz F^H F) or gridding reconstruction of the phantom problem",
+               "mri_recon"};
   app.add_option("--size", o.size, "Problem: tiny, small or large")->check(CLI::IsMember({"tiny", "small", "large"}))->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the trajectory and the noise")->capture_default_str();
   app.add_option("--noise", o.noise, "Complex Gaussian noise per sample (fraction of |d(0)|)")->check(core::FiniteRange(0, 10))->capture_default_str();
