@@ -10,59 +10,16 @@ Usage: skeleton.py ROOT LAB_ID OUT      (lab.json: "skeleton": {"from": STEP_FIL
        skeleton.py --apply STEP_FILE PATCH OUT   (the same for any patch: a lab's reference solution)"""
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "steps"))
 import rungs  # noqa: E402  (a step's file is its rung's whole program: steps/rungs.py expand)
 
 
-class PatchError(Exception):
-    pass
-
-
-def hunks(patch):
-    """The hunks of a unified diff, as (old lines, new lines), in order."""
-    out, old, new, inside = [], None, None, False
-    for line in patch.splitlines(keepends=True):
-        if line.startswith("@@"):
-            if old is not None:
-                out.append((old, new))
-            if not re.match(r"@@ -\d+(,\d+)? \+\d+(,\d+)? @@", line):
-                raise PatchError(f"not a hunk header: {line.rstrip()}")
-            old, new, inside = [], [], True
-        elif not inside:  # the "--- " and "+++ " header before the first hunk
-            continue
-        elif line.startswith("\\"):  # "\ No newline at end of file"
-            continue
-        elif line[:1] in (" ", "-", "+"):
-            body = line[1:]
-            if line[0] in (" ", "-"):
-                old.append(body)
-            if line[0] in (" ", "+"):
-                new.append(body)
-        elif line in ("\n", ""):  # an empty context line some editors strip to nothing
-            old.append("\n"), new.append("\n")
-        else:
-            raise PatchError(f"not a diff line: {line.rstrip()}")
-    if old is not None:
-        out.append((old, new))
-    if not out:
-        raise PatchError("no hunks")
-    return out
-
-
-def apply(text, patch):
-    """`text` with every hunk of `patch` applied; each hunk's old lines occur exactly once."""
-    lines = text.splitlines(keepends=True)
-    for i, (old, new) in enumerate(hunks(patch), 1):
-        n = len(old)
-        at = [k for k in range(len(lines) - n + 1) if lines[k:k + n] == old]
-        if len(at) != 1:
-            first = next((l.strip() for l in old if l.strip()), "")
-            raise PatchError(f"hunk {i} (near '{first[:60]}') matches {len(at)} places, not one")
-        lines[at[0]:at[0] + n] = new
-    return "".join(lines)
+# One rule applies every patch of the project (steps/rungs.py): each hunk's lines at exactly
+# one place of the step's text.
+PatchError = rungs.PatchError
+apply = rungs.apply_patch
 
 
 def apply_named(step, patch, step_name=None, patch_name=None):

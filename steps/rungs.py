@@ -13,8 +13,9 @@ track's: cufft, cudnn, nccl, fftwf) are inherited the same way; README.md, `pare
 A rung holds a file it changes in one of two forms: the whole file (a new file, or one it
 rewrites) or NAME.patch, a unified diff against the file its parent's chain resolves NAME to,
 when it changes a few lines of a long file. A patch is applied at build time (render): an
-ancestor's fix outside the patch's lines reaches the rung with no edit, and one that touches
-them stops the build at that hunk, by name (never a silent copy left behind). `show --out`
+ancestor's fix outside the patch's lines reaches the rung with no edit (each hunk is found
+wherever its lines have moved), and one that touches them stops the build at that hunk, by
+name (never a silent copy left behind). `show --out`
 writes a rung's whole program; `save` takes such a folder back, each file held in its form.
 
   rungs.py meson                     one line a rung for steps/meson.build
@@ -135,64 +136,56 @@ def sources(track, h, name):
     raise TreeError(f"steps/{out[-1]}: a patch with nothing to patch (no ancestor holds {name})")
 
 
-HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+class PatchError(Exception):
+    pass
 
 
-def apply_patch(patch_name, lines, base, base_name):
-    """BASE (a list of lines) with the unified diff LINES applied: each hunk's old lines (context
-    and removed) must match exactly, at the line it names or, when the base has grown or shrunk
-    above it, at the nearest offset after the previous hunk (as patch(1) with no fuzz); a hunk
-    that matches nowhere is an error that names the patch, the hunk and the base."""
-    out, at, i, prev = [], 0, 0, " "
-    while i < len(lines) and not lines[i].startswith("@@"):
-        i += 1
-    if i == len(lines):
-        raise TreeError(f"steps/{patch_name}: no hunk (want a unified diff against {base_name})")
-    shift = 0
-    while i < len(lines):
-        m = HUNK.match(lines[i])
-        if not m:
-            raise TreeError(f"steps/{patch_name}:{i + 1}: want a hunk header '@@ -A,B +C,D @@'")
-        start, head, i = int(m.group(1)), i + 1, i + 1
-        n_old = int(m.group(2)) if m.group(2) is not None else 1
-        n_new = int(m.group(4)) if m.group(4) is not None else 1
-        old, new = [], []
-        while len(old) < n_old or len(new) < n_new or (i < len(lines) and lines[i].startswith("\\")):
-            if i == len(lines):
-                raise TreeError(f"steps/{patch_name}:{head}: the hunk ends early (its header counts "
-                                f"{n_old} old and {n_new} new lines)")
-            line = lines[i]
-            if line.startswith("\\"):  # "\ No newline at end of file": the line before ends unended
-                for seq in ((old, new) if prev == " " else (old,) if prev == "-" else (new,)):
-                    seq[-1] = seq[-1].rstrip("\n")
-            elif line[:1] in (" ", "-", "+") or line == "\n":  # "\n": a blank context line
-                prev, body = (line[0], line[1:]) if line != "\n" else (" ", "\n")
-                if prev in " -":
-                    old.append(body)
-                if prev in " +":
-                    new.append(body)
-            else:
-                raise TreeError(f"steps/{patch_name}:{i + 1}: want a line starting with ' ', '-' or '+'")
-            i += 1
-        if len(old) != n_old or len(new) != n_new:
-            raise TreeError(f"steps/{patch_name}:{head}: the hunk holds {len(old)} old and {len(new)} new "
-                            f"lines, its header counts {n_old} and {n_new}")
-        want = start - 1 + (1 if not old else 0) + shift
-        found = None
-        for d in range(0, len(base) + 1):
-            for pos in ((want + d, want - d) if d else (want,)):
-                if at <= pos <= len(base) - len(old) and base[pos:pos + len(old)] == old:
-                    found = pos
-                    break
-            if found is not None:
-                break
-        if found is None:
-            raise TreeError(f"steps/{patch_name}:{head}: the hunk at line {start} does not match "
-                            f"{base_name} (changed since the patch was made: make it again, README.md, \"Single source\")")
-        shift = found - (start - 1 + (1 if not old else 0))
-        out += base[at:found] + new
-        at = found + len(old)
-    return out + base[at:]
+def hunks(patch):
+    """The hunks of a unified diff, as (old lines, new lines), in order."""
+    out, old, new, inside = [], None, None, False
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("@@"):
+            if old is not None:
+                out.append((old, new))
+            if not re.match(r"@@ -\d+(,\d+)? \+\d+(,\d+)? @@", line):
+                raise PatchError(f"not a hunk header: {line.rstrip()}")
+            old, new, inside = [], [], True
+        elif not inside:  # the "--- " and "+++ " header before the first hunk
+            continue
+        elif line.startswith("\\"):  # "\ No newline at end of file"
+            continue
+        elif line[:1] in (" ", "-", "+"):
+            body = line[1:]
+            if line[0] in (" ", "-"):
+                old.append(body)
+            if line[0] in (" ", "+"):
+                new.append(body)
+        elif line in ("\n", ""):  # an empty context line some editors strip to nothing
+            old.append("\n"), new.append("\n")
+        else:
+            raise PatchError(f"not a diff line: {line.rstrip()}")
+    if old is not None:
+        out.append((old, new))
+    if not out:
+        raise PatchError("no hunks")
+    return out
+
+
+def apply_patch(text, patch):
+    """`text` with every hunk of the unified diff `patch` applied. Each hunk's old lines (its
+    context and removed lines) must occur exactly once, wherever the text has moved them: a
+    change elsewhere in the text reaches the result, and one inside a hunk's lines (or one
+    that makes them ambiguous) is an error naming the hunk, never a silent guess. A rung's
+    NAME.patch and a lab's skeleton.patch are applied by this one rule."""
+    lines = text.splitlines(keepends=True)
+    for i, (old, new) in enumerate(hunks(patch), 1):
+        n = len(old)
+        at = [k for k in range(len(lines) - n + 1) if lines[k:k + n] == old]
+        if len(at) != 1:
+            first = next((l.strip() for l in old if l.strip()), "")
+            raise PatchError(f"hunk {i} (near '{first[:60]}') matches {len(at)} places, not one")
+        lines[at[0]:at[0] + n] = new
+    return "".join(lines)
 
 
 _resolved = {}
@@ -215,8 +208,11 @@ def resolved(track, h, name):
             if base_at is None:
                 raise TreeError(f"steps/{track}/{h}/{name}{PATCH}: a patch with nothing to patch "
                                 f"(no ancestor holds {name})")
-            lines = apply_patch(held_path(track, h, name), lines, resolved(track, base_at, name),
-                                f"{track}/{base_at}'s {name}" + (" (itself a patch)" if held(track, base_at, name) == "patch" else ""))
+            try:
+                lines = apply_patch("".join(resolved(track, base_at, name)), "".join(lines)).splitlines(keepends=True)
+            except PatchError as e:
+                raise TreeError(f"steps/{held_path(track, h, name)}: {e} in {track}/{base_at}'s {name} (changed since "
+                                f"the patch was made: make it again, README.md, \"Single source\")") from None
         _resolved[key] = lines
     return _resolved[key]
 
@@ -470,17 +466,26 @@ def base_of(track, rung, name):
     return resolved(track, h, name) if h else None
 
 
+def gives(base, patch, body):
+    """Whether PATCH applied to BASE is BODY (a hunk whose lines occur twice in BASE is not)."""
+    try:
+        return apply_patch("".join(base), patch) == "".join(body)
+    except PatchError:
+        return False
+
+
 def hold(track, rung, name, body):
     """Make RUNG hold NAME with the text BODY (a list of lines) in its form: nothing when BODY is
     what its parent's chain has (it inherits); the whole file when the chain has none; else the
     form that repeats fewer of the parent's lines: NAME.patch (its context lines) or the whole
-    file (its lines unchanged from the parent's), the whole file on a tie. Returns the form."""
+    file (its lines unchanged from the parent's), the whole file on a tie or where a hunk's
+    lines would occur twice. Returns the form."""
     folder = os.path.join(STEPS, track, rung)
     base = base_of(track, rung, name)
     patch = unified(base, body, f"a/{name}", f"b/{name}") if base is not None and base != body else ""
     context = sum(1 for line in patch.splitlines()[2:] if line.startswith(" "))
     kept = sum(m.size for m in difflib.SequenceMatcher(None, base, body, autojunk=False).get_matching_blocks()) if patch else 0
-    form = "inherit" if base == body else "patch" if patch and context < kept else "whole"
+    form = "inherit" if base == body else "patch" if patch and context < kept and gives(base, patch, body) else "whole"
     for n, keep in ((name, form == "whole"), (name + PATCH, form == "patch")):
         path = os.path.join(folder, n)
         if keep:
