@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ae/data.hpp"
@@ -229,6 +230,20 @@ TEST(Reference, KinkAlternativesOfTheFirstLayerTouchOnlyConv1) {
   EXPECT_TRUE(first_layer);
 }
 
+// Across a kink the gradient jumps from `before` to `after`; the kink's alternative followed
+// from `before` should land on `after`. Returns the jump's norm and the norm of what is left.
+std::pair<double, double> jump_and_error(const reference::LossAndGradient& before,
+                                         const reference::LossAndGradient& after, const reference::Kink& k) {
+  std::vector<double> followed = before.gradient;
+  for (size_t j = 0; j < k.index.size(); ++j) followed[k.index[j]] += k.value[j];
+  double jump = 0, err = 0;
+  for (size_t j = 0; j < followed.size(); ++j) {
+    jump += (after.gradient[j] - before.gradient[j]) * (after.gradient[j] - before.gradient[j]);
+    err += (after.gradient[j] - followed[j]) * (after.gradient[j] - followed[j]);
+  }
+  return {std::sqrt(jump), std::sqrt(err)};
+}
+
 TEST(Reference, KinkAlternativeOfAReluUnderPoolingIsTheGradientsJump) {
   // A ReLU after conv1 or conv2 just off, in a pooling window whose other inputs are off too:
   // turned on, it is the window's only positive input, so the window's gradient goes through
@@ -263,17 +278,11 @@ TEST(Reference, KinkAlternativeOfAReluUnderPoolingIsTheGradientsJump) {
         for (const reference::Kink& e : g_off.kinks)
           if (e.layer == l && !e.pool && e.unit == u) k = &e;
         ASSERT_NE(k, nullptr) << "layer " << l << ": the unit is not among the kinks";
-        std::vector<double> followed = g_off.gradient;
-        for (size_t j = 0; j < k->index.size(); ++j) followed[k->index[j]] += k->value[j];
-        double jump = 0, err = 0;
-        for (size_t j = 0; j < params.size(); ++j) {
-          jump += (g_on.gradient[j] - g_off.gradient[j]) * (g_on.gradient[j] - g_off.gradient[j]);
-          err += (g_on.gradient[j] - followed[j]) * (g_on.gradient[j] - followed[j]);
-        }
+        const auto [jump, err] = jump_and_error(g_off, g_on, *k);
         // Where nothing reaches the window from above (the units over it all off) there is no jump.
-        if (!(std::sqrt(jump) > 1e-6)) continue;
+        if (!(jump > 1e-6)) continue;
         found = true;
-        EXPECT_LT(std::sqrt(err / jump), 1e-6) << "layer " << l << ": seed " << seed << ", channel " << c;
+        EXPECT_LT(err / jump, 1e-6) << "layer " << l << ": seed " << seed << ", channel " << c;
       }
     }
     EXPECT_TRUE(found) << "layer " << l << ": no such unit with a gradient over it in 20 images";
@@ -306,15 +315,9 @@ TEST(Reference, AnInputJustBelowTwoTiedMaximaIsAPoolingKink) {
   EXPECT_GT(g_below.exact_ties, 0u);  // the pair itself: equal, not a kink
   image.pixels[size_t(w)] = above;
   const reference::LossAndGradient g_above = reference::loss_and_gradient(m, params, image.pixels.data(), 1);
-  std::vector<double> followed = g_below.gradient;
-  for (size_t j = 0; j < k->index.size(); ++j) followed[k->index[j]] += k->value[j];
-  double jump = 0, err = 0;
-  for (size_t j = 0; j < params.size(); ++j) {
-    jump += (g_above.gradient[j] - g_below.gradient[j]) * (g_above.gradient[j] - g_below.gradient[j]);
-    err += (g_above.gradient[j] - followed[j]) * (g_above.gradient[j] - followed[j]);
-  }
-  ASSERT_GT(std::sqrt(jump), 1e-9) << "no gradient reaches the window";
-  EXPECT_LT(std::sqrt(err / jump), 1e-5);
+  const auto [jump, err] = jump_and_error(g_below, g_above, *k);
+  ASSERT_GT(jump, 1e-9) << "no gradient reaches the window";
+  EXPECT_LT(err / jump, 1e-5);
 }
 
 TEST(Validation, AKinkThatExplainsTheErrorIsCountedAsFlipped) {

@@ -433,15 +433,9 @@ def mode_over_ceiling(exe, fixtures):
     """A row over 100 % of its ceiling (mri 10's recurrence does fewer sin/cos than it counts)
     is marked in its cell, in the summary as in its table, with the reason under the table,
     even where it is the table's only such row."""
-    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
-        base = [json.loads(l) for l in f if l.strip()][1]
     with tempfile.TemporaryDirectory() as tmp:
-        results = os.path.join(tmp, "results")
-        os.makedirs(results)
-        with open(os.path.join(results, "x.jsonl"), "w") as f:
-            for r in ceiling_records(base):
-                if r["track"] in ("probe", "mri") and r["step"] != "11_gridding":
-                    f.write(json.dumps(r) + "\n")
+        results = write_ceiling_records(fixtures, tmp, lambda r: r["track"] in ("probe", "mri")
+                                        and r["step"] != "11_gridding")
         md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
         reason = "over the SFU sin/cos pairs bound: the step does less of that work than counted"
         summary = section(md, "## Summary")
@@ -721,6 +715,20 @@ def mode_studies(exe, fixtures):
         check("### problem small-object" not in md, "the studies are not ladder tables")
 
 
+def write_ceiling_records(fixtures, tmp, keep=lambda r: True):
+    """TMP/results/x.jsonl with the ceiling_records() (built on the mc fixture's second record)
+    that KEEP takes; returns the results folder."""
+    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
+        base = [json.loads(l) for l in f if l.strip()][1]
+    results = os.path.join(tmp, "results")
+    os.makedirs(results)
+    with open(os.path.join(results, "x.jsonl"), "w") as f:
+        for r in ceiling_records(base):
+            if keep(r):
+                f.write(json.dumps(r) + "\n")
+    return results
+
+
 def ceiling_records(base):
     """Records with round numbers, so each "% of ceiling" cell has one right value: probes on
     GPU P (FP32 1 TFLOP/s, copy 100 GB/s, SFU 4 T/s) and GPU T (the same plus a TF32 tensor-core
@@ -794,14 +802,8 @@ def mode_ceilings(exe, fixtures):
     """Each step against the ceiling that binds it: ae's convolution flops against the FP32
     rate of an fp32 step, a tensor-core rate (or n/a) for TF32 and BF16; epic's FFT flops and
     voltage bytes, the larger fraction named; mri's SFU pairs as before."""
-    with open(os.path.join(fixtures, "results", "mc-fixture.jsonl")) as f:
-        base = [json.loads(l) for l in f if l.strip()][1]
     with tempfile.TemporaryDirectory() as tmp:
-        results = os.path.join(tmp, "results")
-        os.makedirs(results)
-        with open(os.path.join(results, "x.jsonl"), "w") as f:
-            for r in ceiling_records(base):
-                f.write(json.dumps(r) + "\n")
+        results = write_ceiling_records(fixtures, tmp)
         md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
         cell = lambda table, step: (row(table, step) or [""] * 8)[7]
 
