@@ -59,8 +59,15 @@ int run(Track& track, StepIdentity& step, int argc, char** argv) {
   const size_t peak_device_bytes = device_bytes().peak;  // the timed runs' arrays (validation's come after)
   const Rate rate = track.rate(t.kernel_ms.median);
 
-  const bool validate_now = o.check || !o.json_path.empty() || !o.out.empty();
+  // --out and --json validate, so that no record or output goes unchecked, unless the track
+  // was told to skip it (its record then says so, and counts as not passed).
+  const bool skipped = track.validation_skipped();
+  const bool validate_now = o.check || ((!o.json_path.empty() || !o.out.empty()) && !skipped);
   Verdict v;
+  if (skipped) {
+    v.pass = false;
+    v.record = {{"reference", "none"}, {"pass", false}, {"skipped", "not validated: the caller checks the output itself"}};
+  }
   if (validate_now) {
     NvtxRange r("reference");
     still_running_stage("validating");

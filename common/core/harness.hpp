@@ -61,6 +61,9 @@ class Track {
   // Every rank of a multi-GPU run validates (a check may run the step, and so its collectives);
   // rank 0's verdict is the one printed and recorded.
   virtual Verdict validate(const CoreOptions& core) = 0;
+  // True when the user asked that --out and --json skip validation (a track whose output does
+  // not come from its validation may offer that; the record then says it was not validated).
+  virtual bool validation_skipped() const { return false; }
   // Writes the output of the last run to `path` (--out); the verdict is there when the
   // output carries the reference beside it.
   virtual void write_output(const std::string& path, const Verdict& verdict) = 0;

@@ -3,7 +3,8 @@
 least-squares image of each named step within 0.2 dB of the one from the CPU double
 reference's sums, on tiny; and the record's times of a step program: Q and F^H d are its timed
 run (after a warm-up), its first run and what the process paid once are recorded beside them
-and added up in first_image_ms, and a gridding step (11 on) breaks its run into phases. A step
+and added up in first_image_ms, and a gridding step (11 on) breaks its run into phases; each stage
+says when it starts. A step
 that needs a GPU makes the test SKIP (77) where there is none.
 Usage: recon_steps.py MRI_RECON WORKDIR STEP [STEP...]"""
 import json, os, shutil, subprocess, sys, tempfile
@@ -54,7 +55,23 @@ def psnr(step):
     return record['validation']['psnr_db']
 
 
+def progress(step):
+    """Without --quiet each stage says when it starts: a large reconstruction is not silence."""
+    p = subprocess.run([exe, '--size', 'tiny', '--fhd-step', step, '--q-step', step, '--iterations', '2'],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"recon_steps.py: mri_recon with {step} exited {p.returncode}: {p.stderr}")
+    lines = p.stdout.splitlines()
+    want = [f"  ...     F^H d by {step}", f"  ...     Q on the 2x grid by {step}", "  ...     the true image, to compare with"]
+    at = [lines.index(w) if w in lines else -1 for w in want]
+    image = next((i for i, line in enumerate(lines) if line.startswith("  image ")), -1)
+    if min(at) < 0 or at != sorted(at) or not at[-1] < image:
+        sys.exit(f"recon_steps.py: mri_recon with {step} does not announce its stages in order before the image "
+                 f"({want} at {at}, image at {image}):\n{p.stdout}")
+
+
 reference = psnr('cpu-double')
+progress(steps[0])
 for step in steps:
     got = psnr(step)
     print(f"{step}: {got:.3f} dB, cpu-double {reference:.3f} dB")

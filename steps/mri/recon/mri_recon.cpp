@@ -137,11 +137,19 @@ int run(int argc, char** argv) {
   double q_ms = 0, fhd_ms = 0, q_wall_ms = 0, fhd_wall_ms = 0, solver_ms = 0, solver_setup_ms = 0;
   mri::cvec rho;
   std::vector<double> residuals;
+  // Each stage says when it starts, so that a long one is not silence.
+  const auto stage = [&](const std::string& what) {
+    if (o.quiet) return;
+    printf("  ...     %s\n", what.c_str());
+    fflush(stdout);
+  };
   if (o.method == "ls") {
+    stage("F^H d by " + o.fhd_step);
     core::HostClock t0;
     const mri::cvec fhd = fhd_step(p, mri::Kernel::fhd);
     fhd_wall_ms = t0.elapsed_ms();
     fhd_ms = std::isnan(fhd_timing.step_ms) ? fhd_wall_ms : fhd_timing.step_ms;
+    stage("Q on the 2x grid by " + o.q_step);
     t0 = core::HostClock();
     const mri::cvec q = q_step(mri::toeplitz_problem(p), mri::Kernel::q);
     q_wall_ms = t0.elapsed_ms();
@@ -177,6 +185,7 @@ int run(int argc, char** argv) {
     for (auto& v : rho) v *= double(p.voxels());
     residuals = cg.residuals;
   } else {
+    stage("gridding");
     const core::HostClock t0;
     rho = o.method == "gridding" ? mri::gridding_image(p, gp) : mri::gridding_recon(p, gp);
     fhd_wall_ms = fhd_ms = t0.elapsed_ms();
@@ -189,6 +198,7 @@ int run(int argc, char** argv) {
   const double one_time_ms = context_ms + solver_init_ms + (std::isnan(q_timing.first_ms) ? 0 : q_timing.one_time_ms()) +
                              (std::isnan(fhd_timing.first_ms) ? 0 : fhd_timing.one_time_ms());
 
+  stage("the true image, to compare with");
   const core::HostClock truth_clock;
   const mri::cvec truth = mri::recon_true_image(p, spec.blur);
   const double truth_ms = truth_clock.elapsed_ms();
@@ -225,7 +235,7 @@ int run(int argc, char** argv) {
     }
   }
   if (!gridding && (q_wall_ms != q_ms || fhd_wall_ms != fhd_ms))
-    printf("  wall    Q %.1f ms, F^H d %.1f ms: the step programs with their start and their output's validation\n",
+    printf("  wall    Q %.1f ms, F^H d %.1f ms: the step programs with their start, the problem written for them and their output read back\n",
            q_wall_ms, fhd_wall_ms);
   if (!residuals.empty()) printf("  CG      %zu iterations, final relative residual %.3e\n", residuals.size(), residuals.back());
 
