@@ -34,6 +34,8 @@ writes a rung's whole program; `save` takes such a folder back, each file held i
   rungs.py rename TRACK ID NEW_ID    the rung renamed or renumbered: its folder, every mention of
                                      its id (records, labs, tests, READMEs) and its evidence names
   rungs.py layout                    which rung holds each file of each program
+  rungs.py lessons [TRACK]           the lines each parent -> child pair changes in the program
+                                     (and in its held files), the median per track
 Exit 2 with a message on a bad tree, rung or argument.
 """
 import difflib
@@ -683,6 +685,61 @@ def cmd_diff(track, a, b):
         sys.stdout.write(unified(ta, tb, la, lb))
 
 
+def changed_lines(diff_text):
+    """The + and - lines of a unified diff, less its file headers and blank lines."""
+    return sum(1 for line in diff_text.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")) and line[1:].strip())
+
+
+def program_text(track, rung):
+    """What the compiler is given: the expanded program, then the compiler flags and the
+    libraries it links beyond its track's."""
+    text = expand(track, rung)
+    for extra in ("compiler_flags", "needs"):
+        if words(track, rung, extra):
+            text += f"{extra}: {' '.join(words(track, rung, extra))}\n"
+    return text
+
+
+def cmd_lessons(tracks):
+    """Every parent -> child pair with the lines its lesson changes: the + and - lines of the
+    diff of the two programs (program_text), as the compiler sees them. How a program is split
+    into files is not part of its lesson: a file the child drops and one it adds pair their
+    similar lines in this diff, and not in the diff of the held files (./stepwise diff, the
+    second number). Per track, the median and the largest of the first number; a library
+    reference (declared `reference`) is listed but not counted."""
+    import contextlib
+    import io
+    with tempfile.TemporaryDirectory() as tmp:
+        for track in tracks:
+            counts = []
+            for rung in rung_ids(track):
+                parent, kind = parent_of(track, rung)
+                if parent is None:
+                    continue
+                paths = []
+                for r in (parent, rung):
+                    paths.append(os.path.join(tmp, r))
+                    with open(paths[-1], "w") as f:
+                        f.write(program_text(track, r))
+                diff = subprocess.run(["diff", "-u", *paths], capture_output=True, text=True)
+                if diff.returncode not in (0, 1):
+                    raise TreeError(f"diff of {track} {parent} and {rung}: {diff.stderr.strip()}")
+                files = io.StringIO()
+                with contextlib.redirect_stdout(files):
+                    cmd_diff(track, parent, rung)
+                n = changed_lines(diff.stdout)
+                note = {"branch": "  (branch)", "reference": "  (reference: not counted)"}.get(kind, "")
+                print(f"{track:<5} {parent[:2]} -> {rung:<26} {n:5d}  (files {changed_lines(files.getvalue())}){note}")
+                if kind != "reference":
+                    counts.append(n)
+            if counts:
+                v = sorted(counts)
+                median = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+                print(f"{track:<5} median {median:g} over {len(v)} pairs, largest {v[-1]}, "
+                      f"over 400: {sum(x > 400 for x in v)}\n")
+
+
 def main(argv):
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(__doc__.strip())
@@ -705,6 +762,8 @@ def main(argv):
         cmd_tidy(args or list(TRACKS))
     elif cmd == "render" and len(args) == 1:
         cmd_render(args[0])
+    elif cmd == "lessons" and len(args) <= 1:
+        cmd_lessons(args or list(TRACKS))
     elif cmd == "layout" and not args:
         for track in TRACKS:
             for rung in rung_ids(track):
@@ -739,7 +798,7 @@ def main(argv):
     else:
         raise TreeError(f"usage: rungs.py meson | layout | list [TRACK] | show TRACK STEP [--out DIR] | "
                         f"diff TRACK STEP [STEP2] | path TRACK STEP FILE | expand TRACK STEP [OUT] | "
-                        f"expand-path PATH [OUT] | save TRACK STEP DIR | tidy [TRACK] | render OUT | rename TRACK STEP NEW "
+                        f"expand-path PATH [OUT] | save TRACK STEP DIR | tidy [TRACK] | render OUT | rename TRACK STEP NEW | lessons [TRACK] "
                         f"(not '{' '.join(argv)}')")
     return 0
 

@@ -90,33 +90,47 @@ for track in ("mri", "mc", "epic", "ae"):
         check(shown is not None, f"{track} {step}: list shows 'from {parent[:2]}'")
     check(roots == [steps[0]], f"{track}: one root, the first step ({roots})")
 
-# `lessons`: each pair's count is what `diff TRACK STEP` changes (checked above against diff -u of
-# the files), non-blank lines without the file headers; the median leaves references out.
-def changed(track, step):
-    out = run(driver, "diff", track, step[:2]).stdout
-    return sum(1 for l in out.splitlines()
-               if l[:1] in "+-" and not l.startswith(("+++ ", "--- ")) and l[1:].strip())
+# `lessons`: each pair's count is what the two programs' diff -u changes (the programs resolved
+# here, by chain.py, with the compiler flags and libraries after them), non-blank lines without
+# the file headers; in parentheses what `diff TRACK STEP` changes; the median leaves references out.
+def changed(text):
+    return sum(1 for l in text.splitlines() if l[:1] in "+-" and not l.startswith(("+++ ", "--- ")) and l[1:].strip())
+
+
+def program_text(track, step):
+    text = tree.expand(track, step)
+    for extra in ("compiler_flags", "needs"):
+        at = tree.nearest(track, step, extra)
+        words = tree.text(track, at, extra).split() if at else []
+        if words:
+            text += f"{extra}: {' '.join(words)}\n"
+    return text
 
 
 for track in ("mri", "mc", "epic", "ae"):
     out = run(driver, "lessons", track)
     check(out.returncode == 0, f"lessons {track} exits 0")
-    rows = {m.group(2): (m.group(1), int(m.group(3)), m.group(4))
-            for m in re.finditer(r"^\S+\s+(\d\d) -> (\S+)\s+(\d+)(.*)$", out.stdout, re.M)}
+    rows = {m.group(2): (m.group(1), int(m.group(3)), int(m.group(4)), m.group(5))
+            for m in re.finditer(r"^\S+\s+(\d\d) -> (\S+)\s+(\d+)  \(files (\d+)\)(.*)$", out.stdout, re.M)}
     counted = []
-    for step in sorted(d for d in os.listdir(os.path.join(root, "steps", track)) if re.match(r"\d\d_", d)):
+    for step in tree.steps(track):
         parent, *kind = open(os.path.join(root, "steps", track, step, "parent")).readline().split()
         if parent == "none":
             check(step not in rows, f"lessons {track}: the root {step} has no row")
             continue
-        want = changed(track, step)
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            open(a, "w").write(program_text(track, parent))
+            open(b, "w").write(program_text(track, step))
+            want = changed(subprocess.run(["diff", "-u", a, b], capture_output=True, text=True).stdout)
+        files = changed(run(driver, "diff", track, step[:2]).stdout)
         got = rows.get(step)
-        check(got is not None and got[0] == parent[:2] and got[1] == want,
-              f"lessons {track} {step}: {want} changed lines against {parent} ({got})")
+        check(got is not None and got[0] == parent[:2] and got[1] == want and got[2] == files,
+              f"lessons {track} {step}: {want} changed lines of the program against {parent}, {files} of the files ({got})")
         if kind != ["reference"]:
             counted.append(want)
         else:
-            check(got is not None and "not counted" in got[2], f"lessons {track} {step}: a reference is not counted")
+            check(got is not None and "not counted" in got[3], f"lessons {track} {step}: a reference is not counted")
     counted.sort()
     n = len(counted)
     median = counted[n // 2] if n % 2 else (counted[n // 2 - 1] + counted[n // 2]) / 2
