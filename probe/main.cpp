@@ -19,6 +19,8 @@ int run(int argc, char** argv) {
   app.add_option("--device", device_index, "CUDA device index")->check(CLI::Range(0, 63));
   app.add_flag("--quiet", quiet, "Print only errors");
   if (auto code = core::parse_command_line(app, argc, argv)) return *code;
+  // A bad --json path is refused before the GPU is asked for, not after the measurements.
+  if (!json_path.empty()) core::check_output_path("--json", json_path);
 
   const core::DeviceInfo device = core::require_gpu(device_index);
   const probe::Measured m = probe::measure_ceilings(device);

@@ -5,10 +5,14 @@ dataset writer's --folder (a file, a folder under a file, a missing parent, a pl
 no folder), its --out / --parboil, and a step's --json and --out. A folder that can be made is,
 itself only. Everything is made in a scratch folder; /proc stands for a place where even root
 cannot make a folder.
-Usage: output_paths.py MRI_DATASET EPIC_DATASET AE_DATASET STEP_PROGRAM"""
+With --probe, the probe's --json alone, refused before it asks for the GPU.
+Usage: output_paths.py MRI_DATASET EPIC_DATASET AE_DATASET STEP_PROGRAM
+       output_paths.py --probe STEPWISE_PROBE"""
 import os, shutil, subprocess, sys, tempfile
 
-mri_dataset, epic_dataset, ae_dataset, step = sys.argv[1:5]
+probe = sys.argv[2] if sys.argv[1] == "--probe" else None
+if not probe:
+    mri_dataset, epic_dataset, ae_dataset, step = sys.argv[1:5]
 work = tempfile.mkdtemp(prefix="stepwise_output_paths_")
 failures = []
 a_file = os.path.join(work, "a_file")
@@ -30,6 +34,15 @@ def expect_refused(cmd, flag, path, what):
         if f.read() != "not a folder\n":
             failures.append(f"{what}: wrote into the file {a_file}")
 
+
+if probe:
+    for path, why in ((os.path.join(missing, "r.jsonl"), "in a missing folder"),
+                      (os.path.join(a_file, "r.jsonl"), "under a file")):
+        expect_refused([probe, "--quiet", "--json", path], "--json", path, f"stepwise_probe --json {why}")
+    shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL:", f)
+    sys.exit(1 if failures else 0)
 
 for program in (mri_dataset, epic_dataset):
     name = os.path.basename(program)
