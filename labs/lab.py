@@ -231,6 +231,30 @@ def kernel_ms(path):
     return statistics.median(r["timing"]["kernel_ms"]["median"] for r in records)
 
 
+def params_of(path):
+    """The last record's params (the step's tunables and what it chose), or {}."""
+    try:
+        with open(path) as f:
+            records = [json.loads(l) for l in f if l.strip()]
+        return dict(records[-1].get("params") or {})
+    except (OSError, ValueError, IndexError, AttributeError):
+        return {}
+
+
+def parameter_line(names, mine, theirs):
+    """The student's parameters beside the reference's (lab.json "compare_params"), or ''."""
+    if not names:
+        return ""
+    shown = lambda params: " ".join(f"{n}={params[n]}" if n in params else f"{n}=?" for n in names)
+    return f"  parameters: yours {shown(mine)}; the reference's {shown(theirs)}"
+
+
+def grade_hint(lab, marks):
+    """What would raise a grade below the scale's best (lab.json "raise_grade"), or ''."""
+    best = max(m for _, m in lab["grade"])
+    return f"  to raise it: {lab['raise_grade']}" if lab.get("raise_grade") and marks < best else ""
+
+
 def grade_of(scale, ratio):
     for limit, marks in scale:
         if limit is None or ratio <= limit:
@@ -314,9 +338,11 @@ class StepReference:
         if p.returncode != 0:
             usage(f"the reference step {self.step} failed (exit {p.returncode}):\n{p.stderr}")
         try:
-            return kernel_ms(ref_json)
+            ms = kernel_ms(ref_json)
         except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as e:
             usage(f"the reference step {self.step} left no timing record in {ref_json}: {e!r}")
+        self.params = params_of(ref_json)
+        return ms
 
     def compare_device(self, lab_id, st_json):
         pass  # the same GPU, by construction
@@ -329,6 +355,7 @@ class RecordedReference:
 
     def __init__(self, rec):
         self.rec, self.step, self.ptx_only = rec, rec["step"], False
+        self.params = dict(rec.get("params") or {})
         self.label = f"{rec['step']} as recorded on {rec['device']} ({rec['record']})"
         self.suffix = f" (recorded on {rec['device']})"
 
@@ -430,7 +457,13 @@ def run_checks(lab_id, lab, exe, work, gpu, gpu_line, reference):
     ratio = st_ms / ref_ms
     print(f"PASS: validated; kernel time {st_ms:.4g} ms, reference {reference.step} {ref_ms:.4g} ms"
           f"{reference.suffix}: {ratio:.2f}x the reference time")
-    print(f"grade: {grade_of(lab['grade'], ratio)} %")
+    line = parameter_line(lab.get("compare_params"), params_of(st_json), getattr(reference, "params", {}))
+    if line:
+        print(line)
+    marks = grade_of(lab["grade"], ratio)
+    print(f"grade: {marks} %")
+    if grade_hint(lab, marks):
+        print(grade_hint(lab, marks))
     sys.exit(0)
 
 
@@ -694,7 +727,7 @@ def recorded_reference(root, lab, gpu):
     n, r = best
     return {"step": step, "kernel_ms": r["timing"]["kernel_ms"]["median"], "flags": flags,
             "device": (r.get("device") or {}).get("name", gpu), "record": f"{os.path.relpath(path, root)}:{n}",
-            "commit": r.get("commit"), "time": r.get("time")}
+            "commit": r.get("commit"), "time": r.get("time"), "params": r.get("params") or {}}
 
 
 def cmd_export(root, build, lab_id, lab, dest, gpu):
