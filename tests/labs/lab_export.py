@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """`./stepwise lab ID export DIR`: the handout bundle holds no answer and checks as the repository does.
 
-    lab_export.py STEPWISE ROOT BUILD          every lab: bad input; then, with nvcc, the bundle's
-                                               contents and that its skeleton compiles there
+    lab_export.py STEPWISE ROOT BUILD [--compile LAB]  every lab: bad input; then, with nvcc, the
+                                               bundle's contents and that its skeleton compiles
+                                               there (--compile LAB: that lab's alone, where each
+                                               bundle's harness build would take minutes)
     lab_export.py STEPWISE ROOT BUILD --gpu [LAB...]  with a GPU only (77 at once without one, before
                                                compiling anything): the reference solution
                                                passes in the bundle and a known-wrong one fails
@@ -17,7 +19,8 @@ import json, os, shutil, subprocess, sys, tempfile
 
 stepwise, root, build = (os.path.abspath(a) for a in sys.argv[1:4])
 want_gpu = sys.argv[4:5] == ["--gpu"]
-only = sys.argv[5:]  # --gpu LAB...: those labs alone
+only = sys.argv[5:] if want_gpu else []  # --gpu LAB...: those labs alone
+compile_only = sys.argv[5] if sys.argv[4:5] == ["--compile"] and len(sys.argv) == 6 else None
 env = {**os.environ, "STEPWISE_BUILD": build, "STEPWISE_LAB_PREBUILT": "1"}
 failures = []
 
@@ -142,7 +145,11 @@ for lab_id in labs:
         ref_json = json.load(open(os.path.join(dest, "bundle.json")))["reference"]
         check(lab.get("grade_by") == "agreement" or ref_json is not None, f"{lab_id}: a reference time: {ref_json and ref_json['kind']}")
         # The skeleton compiles in the bundle, with its own Makefile (nvcc through ptxas; no GPU).
-        p = run(["make", "-s", "-j2", "-C", dest, "harness", os.path.join(dest, "build", "skeleton"),
+        if compile_only and lab_id != compile_only:
+            print(f"     {lab_id}: not compiled here (--compile {compile_only})")
+            shutil.rmtree(dest, ignore_errors=True)
+            continue
+        p = run(["make", "-s", f"-j{min(8, os.cpu_count() or 2)}", "-C", dest, "harness", os.path.join(dest, "build", "skeleton"),
                  f"EXE={os.path.join(dest, 'build', 'skeleton')}"], timeout=1200)
         check(p.returncode == 0, f"{lab_id}: the skeleton compiles in the bundle" + ("" if p.returncode == 0 else "\n" + p.stderr[-3000:]))
         # And the bundle's check, without a GPU, says so after compiling (77) or grades.
