@@ -785,10 +785,14 @@ def cmd_export(root, build, lab_id, lab, dest, gpu):
     except OSError as e:
         usage(f"{e.filename or dest}: {e.strerror or e}: cannot write the bundle (give another DIR)")
     print(dest)
-    how = {"program": f"the prebuilt {os.path.basename(target)} (sm_{bb.arch}{', PTX only' if ptx_only else ''})",
-           "recorded": f"the time recorded on {reference['device']} ({reference['record']})" if reference else ""}
-    say(f"lab {lab_id}: bundle in {dest}; graded against " +
-        (how[reference["kind"]] if reference else "the project's timer (agreement)"))
+    # Only the text of the reference's own kind is made: a prebuilt program has no recorded device.
+    if not reference:
+        how = "the project's timer (agreement)"
+    elif reference["kind"] == "program":
+        how = f"the prebuilt {os.path.basename(target)} (sm_{bb.arch}{', PTX only' if ptx_only else ''})"
+    else:
+        how = f"the time recorded on {reference['device']} ({reference['record']})"
+    say(f"lab {lab_id}: bundle in {dest}; graded against {how}")
 
 
 def write_makefile(dest, lab_id, lab, bb, cc, ld, libs, q_src, q_cc, q_ld, q_libs):
