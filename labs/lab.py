@@ -704,24 +704,49 @@ def recorded_reference(root, lab, gpu):
         usage(f"no recorded results of {track} on '{gpu}' ({os.path.relpath(path, root)}); recorded: {' '.join(have)}")
     flags = lab["time_flags"]
     want = {flags[i][2:]: flags[i + 1] for i in range(0, len(flags) - 1, 2) if flags[i].startswith("--")}
+
+    def records(p):
+        if not os.path.isfile(p):
+            return
+        with open(p) as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(r, dict) and r.get("step") == step and (r.get("validation") or {}).get("pass", True):
+                    yield n, r
+
+    def known_of(r):
+        prob = r.get("problem") or {}
+        known = {"size": prob.get("name"), **{k: v for k, v in (prob.get("params") or {}).items()},
+                 **(r.get("params") or {})}
+        # A prefix of a problem's samples is named after it: large-first65536 is --size large --samples 65536.
+        m = re.fullmatch(r"(\w+)-first(\d+)", str(known.get("size")))
+        if m:
+            known["size"], known["samples"] = m.group(1), m.group(2)
+        return known
+
+    def fits(r):
+        known = known_of(r)
+        return "size" in known and not any(k in known and str(known[k]) != v for k, v in want.items())
+
     best = None
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if r.get("step") != step or not (r.get("validation") or {}).get("pass", True):
-                continue
-            prob = r.get("problem") or {}
-            known = {"size": prob.get("name"), **{k: v for k, v in (prob.get("params") or {}).items()},
-                     **(r.get("params") or {})}
-            if any(k in known and str(known[k]) != v for k, v in want.items()):
-                continue
-            if "size" not in known and "size" in want:
-                continue
-            if best is None or r.get("time", "") >= best[1].get("time", ""):
-                best = (n, r)
+    for n, r in records(path):
+        if r.get("tag") != "tune" and fits(r) and (best is None or r.get("time", "") >= best[1].get("time", "")):
+            best = (n, r)
+    # No run of the timing problem among the ladder's: the sweep's point at the step's own
+    # parameters (those of its newest ladder run), when the lab names them (compare_params).
+    tuned = lab.get("compare_params")
+    if best is None and tuned:
+        ladder = [r for _, r in records(path) if r.get("tag") != "tune"]
+        if ladder:
+            own = {k: (max(ladder, key=lambda r: r.get("time", "")).get("params") or {}).get(k) for k in tuned}
+            sweep = os.path.join(root, "report", "results", f"{track}-{gpu}-tune.jsonl")
+            for n, r in records(sweep):
+                if fits(r) and all((r.get("params") or {}).get(k) == v for k, v in own.items()) and \
+                        (best is None or r.get("time", "") >= best[1].get("time", "")):
+                    best, path = (n, r), sweep
     if best is None:
         usage(f"{os.path.relpath(path, root)} has no record of {step} on {' '.join(flags)}")
     n, r = best
