@@ -527,6 +527,20 @@ def export_dest(dest):
     return dest
 
 
+AR_FLAGS = re.compile(r"[a-zA-Z]*c[a-zA-Z]*")  # ar's operation and modifiers: csrDT, csrD, csr, ...
+
+
+def archive_of(words):
+    """(library, objects) when `words` make a static library with ar (`rm -f LIB && ar csrDT
+    LIB OBJ...`; meson's modifiers differ between its versions), else None."""
+    for i, w in enumerate(words[:-2]):
+        base = os.path.basename(w)
+        if (base == "ar" or base.endswith(("-ar", "gcc-ar"))) and AR_FLAGS.fullmatch(words[i + 1]) and "r" in words[i + 1]:
+            rest = words[i + 3:]
+            return words[i + 2], rest[:rest.index("&&")] if "&&" in rest else rest
+    return None
+
+
 def ninja_all_commands(build, target):
     if not os.path.isfile(os.path.join(build, "build.ninja")):
         usage(f"{build} is not a configured build (./stepwise sets it up; or meson setup {build})")
@@ -623,10 +637,8 @@ class BundleBuild:
                     continue
                 if ".a.p/" in o:
                     obj_map[o] = os.path.join("build", "obj", o)
-            if "csrDT" in words or (words and os.path.basename(words[0]).endswith("ar") and len(words) > 2):
-                k = words.index("csrDT") if "csrDT" in words else 1
-                lib, objs = words[k + 1], words[k + 2:]
-                obj_map[lib] = os.path.join("build", "lib", lib)
+            if archive_of(words):
+                obj_map[archive_of(words)[0]] = os.path.join("build", "lib", archive_of(words)[0])
         for words in lines:
             if "-c" in words and "-o" in words:
                 o = words[words.index("-o") + 1]
@@ -634,18 +646,23 @@ class BundleBuild:
                     line, _ = grading_line(words)
                     src = self.source(words[words.index("-c") + 1])
                     self.objects[obj_map[o]] = (src, self.rewrite(line, obj_map, "$@", "$<"))
-            if "csrDT" in words:
-                k = words.index("csrDT")
-                lib = words[k + 1]
-                self.libs[obj_map[lib]] = [obj_map[x] for x in words[k + 2:]]
+            if archive_of(words):
+                lib, objs = archive_of(words)
+                self.libs[obj_map[lib]] = [obj_map[x] for x in objs]
         if own_cc is None:
             usage(f"no compile line for {target}'s source in {self.build}")
         cc, ptx_only = grading_line(own_cc[1])
         cc = self.rewrite(cc, obj_map, "$(EXE).o", "$(SRC)")
         link = lines[-1]
         ld = self.rewrite(link, {**obj_map, own_cc[0]: "$(EXE).o"}, "$(EXE)")
-        return cc, ld, ptx_only, [obj_map[w[len("-Xlinker="):]] for w in link
-                                  if w.startswith("-Xlinker=") and w[len("-Xlinker="):] in obj_map]
+        # A library is on the link line as -Xlinker=LIB or, with another meson, as LIB itself.
+        libs = [w[len("-Xlinker="):] if w.startswith("-Xlinker=") else w for w in link]
+        # One of the build's own libraries that no archive line made is a path the bundle lacks:
+        # said here, not by the linker in the student's folder.
+        lost = [w for w in libs if w.endswith(".a") and not os.path.isabs(w) and w not in obj_map]
+        if lost:
+            usage(f"{target} links {lost[0]}, which no ar line of {self.build} makes: the bundle cannot build it")
+        return cc, ld, ptx_only, [obj_map[w] for w in libs if w.endswith(".a") and w in obj_map]
 
     def copy_sources(self, dest, track):
         """The harness's sources: common/core and common/TRACK whole, and every file their
