@@ -14,7 +14,7 @@ set xrange [-0.5:63.5]
 set yrange [-0.5:63.5]
 set cbrange [0:1.348]
 plot 'mri-recon-large-object-blur1-montage-0.dat' matrix with image notitle
-set title 'LS, 16/16: 2.50 %, 39.4 dB' font 'Sans,9'
+set title 'LS, 17/17: 2.50 %, 39.4 dB' font 'Sans,9'
 set xrange [-0.5:63.5]
 set yrange [-0.5:63.5]
 set cbrange [0:1.348]
