@@ -87,33 +87,43 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
   // enough turns that neighbouring arms are at most one cycle/FOV apart (Nyquist).
   const double kmax = s.n / 2.0;
   const double turns = std::ceil(kmax / s.arms);
-  // Separate streams, so that adding noise leaves the trajectory unchanged.
+  // Separate streams, so that adding noise leaves the trajectory unchanged. Both are drawn first,
+  // in the order the samples take them (a twist per plane, two normals per sample); then every
+  // sample is its own work, computed in parallel and the same, bit for bit, as one by one.
   std::mt19937_64 rng(seed), noise_rng(seed ^ 0x6a09e667f3bcc909ull);
   std::normal_distribution<double> gauss(0.0, 1.0);
+  const size_t per_plane = size_t(kept_arms) * s.points;
+  const int planes = int((M + per_plane - 1) / per_plane);
+  std::vector<double> twists(planes);
+  // A seeded rotation per plane, so different seeds give different trajectories.
+  for (double& twist : twists) twist = 2 * core::kPi * std::uniform_real_distribution<double>(0, 1)(rng);
+  std::vector<std::complex<double>> noises(noise > 0 ? M : 0);
+  for (auto& n : noises) {
+    // The imaginary part draws first: the order in which GCC evaluated the two draws when they
+    // were a constructor's arguments (right to left), which every recorded problem has.
+    const double im = gauss(noise_rng);
+    n = {gauss(noise_rng), im};
+  }
   const double scale = std::abs(phantom_transform(0, 0, 0));
-  size_t m = 0;
-  for (int plane = 0; plane < s.planes && m < M; ++plane) {
+#pragma omp parallel for schedule(static)
+  for (size_t m = 0; m < M; ++m) {
+    const int plane = int(m / per_plane), arm = int(m % per_plane / s.points) * undersample, i = int(m % s.points);
     const double kz = plane - s.planes / 2;
-    // A seeded rotation per plane, so different seeds give different trajectories.
-    const double twist = 2 * core::kPi * std::uniform_real_distribution<double>(0, 1)(rng);
-    for (int arm = 0; arm < s.arms && m < M; arm += undersample)
-      for (int i = 0; i < s.points && m < M; ++i, ++m) {
-        const double t = double(i) / s.points;
-        const double angle = 2 * core::kPi * (turns * t + double(arm) / s.arms) + twist;
-        const double kx = kmax * t * std::cos(angle), ky = kmax * t * std::sin(angle);
-        p.kx[m] = float(kx); p.ky[m] = float(ky); p.kz[m] = float(kz);
-        // Voxel basis: a box of one voxel starting at x_j, whose transform is a sinc
-        // per axis times a half-voxel phase shift.
-        const double w = 1.0 / s.n;
-        const std::complex<double> phi =
-            sinc(kx * w) * sinc(ky * w) * sinc(kz * w) *
-            std::polar(1.0, -core::kPi * w * (kx + ky + kz));
-        p.phiR[m] = float(phi.real()); p.phiI[m] = float(phi.imag());
-        // The voxel-basis model: d = phi * F(k), with F the phantom's analytic transform.
-        std::complex<double> d = phi * phantom_transform(kx, ky, kz);
-        if (noise > 0) d += noise * scale * std::complex<double>(gauss(noise_rng), gauss(noise_rng)) / std::sqrt(2.0);
-        p.dR[m] = float(d.real()); p.dI[m] = float(d.imag());
-      }
+    const double t = double(i) / s.points;
+    const double angle = 2 * core::kPi * (turns * t + double(arm) / s.arms) + twists[plane];
+    const double kx = kmax * t * std::cos(angle), ky = kmax * t * std::sin(angle);
+    p.kx[m] = float(kx); p.ky[m] = float(ky); p.kz[m] = float(kz);
+    // Voxel basis: a box of one voxel starting at x_j, whose transform is a sinc
+    // per axis times a half-voxel phase shift.
+    const double w = 1.0 / s.n;
+    const std::complex<double> phi =
+        sinc(kx * w) * sinc(ky * w) * sinc(kz * w) *
+        std::polar(1.0, -core::kPi * w * (kx + ky + kz));
+    p.phiR[m] = float(phi.real()); p.phiI[m] = float(phi.imag());
+    // The voxel-basis model: d = phi * F(k), with F the phantom's analytic transform.
+    std::complex<double> d = phi * phantom_transform(kx, ky, kz);
+    if (noise > 0) d += noise * scale * noises[m] / std::sqrt(2.0);
+    p.dR[m] = float(d.real()); p.dI[m] = float(d.imag());
   }
   p.params = {{"voxels", p.voxels()}, {"samples", M},       {"grid", s.n},
               {"trajectory", "stack-of-spirals"},          {"planes", s.planes},

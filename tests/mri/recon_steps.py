@@ -59,6 +59,9 @@ def progress(step):
     """Without --quiet each stage says when it starts: a large reconstruction is not silence."""
     p = subprocess.run([exe, '--size', 'tiny', '--fhd-step', step, '--q-step', step, '--iterations', '2'],
                        capture_output=True, text=True)
+    if p.returncode == 77:
+        shutil.rmtree(work)
+        sys.exit(77)
     if p.returncode != 0:
         sys.exit(f"recon_steps.py: mri_recon with {step} exited {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()

@@ -59,13 +59,21 @@ Problem recon_problem(const ReconSpec& s) {
   if (s.blur > 0) p.name += "-blur" + number(s.blur);
   // The generator's noise stream (common/mri/problem.cpp), so that object and ladder data of
   // one seed carry the same noise.
+  // The noise is drawn first, in the samples' order (the imaginary part first, as the generator
+  // draws it); then each sample is its own work, in parallel, the same bit for bit.
   std::mt19937_64 noise_rng(s.seed ^ 0x6a09e667f3bcc909ull);
   std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<std::complex<double>> noises(s.noise > 0 ? p.samples() : 0);
+  for (auto& n : noises) {
+    const double im = gauss(noise_rng);
+    n = {gauss(noise_rng), im};
+  }
   const double scale = std::abs(phantom_transform(0, 0, 0));
+#pragma omp parallel for schedule(static)
   for (size_t m = 0; m < p.samples(); ++m) {
     const double kx = p.kx[m], ky = p.ky[m], kz = p.kz[m];
     std::complex<double> d = phantom_transform(kx, ky, kz) * blur_transform(kx, ky, kz, s.blur, p.grid);
-    if (s.noise > 0) d += s.noise * scale * std::complex<double>(gauss(noise_rng), gauss(noise_rng)) / std::sqrt(2.0);
+    if (s.noise > 0) d += s.noise * scale * noises[m] / std::sqrt(2.0);
     p.dR[m] = float(d.real());
     p.dI[m] = float(d.imag());
   }
