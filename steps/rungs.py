@@ -144,7 +144,7 @@ class PatchError(Exception):
 
 def hunks(patch):
     """The hunks of a unified diff, as (old lines, new lines), in order."""
-    out, old, new, inside = [], None, None, False
+    out, old, new, inside, mark = [], None, None, False, None
     for line in patch.splitlines(keepends=True):
         if line.startswith("@@"):
             if old is not None:
@@ -154,16 +154,20 @@ def hunks(patch):
             old, new, inside = [], [], True
         elif not inside:  # the "--- " and "+++ " header before the first hunk
             continue
-        elif line.startswith("\\"):  # "\ No newline at end of file"
-            continue
+        elif line.startswith("\\"):  # "\ No newline at end of file": the line before has none
+            if mark in (" ", "-"):
+                old[-1] = old[-1].rstrip("\n")
+            if mark in (" ", "+"):
+                new[-1] = new[-1].rstrip("\n")
         elif line[:1] in (" ", "-", "+"):
-            body = line[1:]
-            if line[0] in (" ", "-"):
+            body, mark = line[1:], line[0]
+            if mark in (" ", "-"):
                 old.append(body)
-            if line[0] in (" ", "+"):
+            if mark in (" ", "+"):
                 new.append(body)
         elif line in ("\n", ""):  # an empty context line some editors strip to nothing
             old.append("\n"), new.append("\n")
+            mark = " "
         else:
             raise PatchError(f"not a diff line: {line.rstrip()}")
     if old is not None:
@@ -179,15 +183,25 @@ def apply_patch(text, patch):
     change elsewhere in the text reaches the result, and one inside a hunk's lines (or one
     that makes them ambiguous) is an error naming the hunk, never a silent guess. A rung's
     NAME.patch and a lab's skeleton.patch are applied by this one rule."""
+    lines, bad = _apply(text, patch)
+    if bad:
+        i, old, places = bad
+        first = next((l.strip() for l in old if l.strip()), "")
+        raise PatchError(f"hunk {i} (near '{first[:60]}') matches {places} places, not one")
+    return "".join(lines)
+
+
+def _apply(text, patch):
+    """(lines, None) with every hunk applied, or (lines so far, (hunk number, its old lines, how
+    many places they match)) at the first hunk that is not at exactly one place."""
     lines = text.splitlines(keepends=True)
     for i, (old, new) in enumerate(hunks(patch), 1):
         n = len(old)
-        at = [k for k in range(len(lines) - n + 1) if lines[k:k + n] == old]
+        at = [k for k in range(len(lines) - n + 1) if lines[k:k + n] == old] if n else []
         if len(at) != 1:
-            first = next((l.strip() for l in old if l.strip()), "")
-            raise PatchError(f"hunk {i} (near '{first[:60]}') matches {len(at)} places, not one")
+            return lines, (i, old, len(at) if n else "all")
         lines[at[0]:at[0] + n] = new
-    return "".join(lines)
+    return lines, None
 
 
 _resolved = {}
@@ -461,6 +475,94 @@ def unified(ta, tb, la, lb, context=3):
     return "".join(difflib.unified_diff(ta, tb, la, lb, n=context))
 
 
+# The context a hunk carries, tried in this order: none where it removes lines (they place it
+# themselves), then one line, two, three ... on each side. The same number on both sides:
+# patch(1) reads a hunk with less context on one side as one at the start or end of the file.
+CONTEXTS = [0, 1, 2, 3, 4, 6, 8]
+
+
+def changes(ta, tb):
+    """The changed runs of two texts (lists of lines), (i1, i2, j1, j2) each: ta[i1:i2] becomes
+    tb[j1:j2]; GNU diff's minimal ones where diff(1) is installed, else difflib's."""
+    if not shutil.which("diff"):
+        return [(i1, i2, j1, j2) for op, i1, i2, j1, j2 in
+                difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op != "equal"]
+    out = []
+    for line in unified(ta, tb, "a", "b", context=0).splitlines():
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", line)
+        if m:
+            a, la, b, lb = (int(g) if g is not None else 1 for g in m.groups())
+            i1, j1 = (a - 1 if la else a), (b - 1 if lb else b)
+            out.append((i1, i1 + la, j1, j1 + lb))
+    return out
+
+
+def render_patch(ta, tb, runs, around, la, lb):
+    """The unified diff of TA to TB whose hunks are RUNS (changes()), each with AROUND[k] lines
+    of context on each side; runs whose context meets are one hunk.
+    Returns (text, [the runs' indexes, one list a hunk])."""
+    groups = [[max(0, i1 - around[k]), min(len(ta), i2 + around[k]), [k]] for k, (i1, i2, _, _) in enumerate(runs)]
+    while True:  # runs whose context meets are one hunk, its context as wide on both sides
+        merged = []
+        for g in groups:
+            if merged and g[0] <= merged[-1][1]:
+                merged[-1] = [merged[-1][0], max(merged[-1][1], g[1]), merged[-1][2] + g[2]]
+            else:
+                merged.append(g)
+        for g in merged:
+            c = max(runs[g[2][0]][0] - g[0], g[1] - runs[g[2][-1]][1])
+            g[0], g[1] = max(0, runs[g[2][0]][0] - c), min(len(ta), runs[g[2][-1]][1] + c)
+        if len(merged) == len(groups):
+            groups = merged
+            break
+        groups = merged
+    out = [f"--- {la}\n", f"+++ {lb}\n"]
+
+    def line(mark, text):
+        out.append(mark + text if text.endswith("\n") else mark + text + "\n\\ No newline at end of file\n")
+
+    for s, e, ks in groups:
+        i1, _, j1, _ = runs[ks[0]]
+        _, i2, _, j2 = runs[ks[-1]]
+        ns, ne = j1 - (i1 - s), j2 + (e - i2)
+        old_n, new_n = e - s, ne - ns
+        out.append(f"@@ -{s + 1 if old_n else s},{old_n} +{ns + 1 if new_n else ns},{new_n} @@\n")
+        at = s
+        for k in ks:
+            r1, r2, q1, q2 = runs[k]
+            for t in ta[at:r1]:
+                line(" ", t)
+            for t in ta[r1:r2]:
+                line("-", t)
+            for t in tb[q1:q2]:
+                line("+", t)
+            at = r2
+        for t in ta[at:e]:
+            line(" ", t)
+    return "".join(out), [g[2] for g in groups]
+
+
+def minimal_patch(ta, tb, la, lb):
+    """The patch of TA to TB (lists of lines) whose hunks carry the fewest context lines that
+    still place each at exactly one place when applied (apply_patch): a run that removes lines
+    is often placed by them alone, an added line by a line on each side. Every context line is
+    a line of the parent's that the rung repeats, and one an ancestor's fix could not reach
+    without making the patch again; "" when no such patch gives TB back."""
+    runs = changes(ta, tb)
+    if not runs:
+        return ""
+    pick = [0 if i2 > i1 else 1 for i1, i2, _, _ in runs]
+    while True:
+        patch, groups = render_patch(ta, tb, runs, [CONTEXTS[p] for p in pick], la, lb)
+        lines, bad = _apply("".join(ta), patch)
+        if not bad:
+            return patch if "".join(lines) == "".join(tb) else ""
+        for k in groups[bad[0] - 1]:
+            pick[k] += 1
+            if pick[k] == len(CONTEXTS):
+                return ""
+
+
 def base_of(track, rung, name):
     """What RUNG's parent's chain resolves NAME to (a list of lines), or None."""
     up, _ = parent_of(track, rung)
@@ -484,7 +586,7 @@ def hold(track, rung, name, body):
     lines would occur twice. Returns the form."""
     folder = os.path.join(STEPS, track, rung)
     base = base_of(track, rung, name)
-    patch = unified(base, body, f"a/{name}", f"b/{name}") if base is not None and base != body else ""
+    patch = minimal_patch(base, body, f"a/{name}", f"b/{name}") if base is not None and base != body else ""
     context = sum(1 for line in patch.splitlines()[2:] if line.startswith(" "))
     kept = sum(m.size for m in difflib.SequenceMatcher(None, base, body, autojunk=False).get_matching_blocks()) if patch else 0
     form = "inherit" if base == body else "patch" if patch and context < kept and gives(base, patch, body) else "whole"

@@ -3,9 +3,10 @@
   - every NAME.patch a rung holds applies (patch(1), no fuzz) to the file its parent's chain
     resolves NAME to, and changes it; every whole file differs from its parent's (an unchanged
     copy inherits instead);
-  - each file is held in its form: a patch where its context lines repeat fewer of the parent's
-    lines than the whole file would (its lines unchanged from the parent's), else the whole
-    file (steps/rungs.py tidy rewrites them so);
+  - each file is held in its form: a patch where its context lines (each hunk's fewest that
+    place it at one place) repeat fewer of the parent's lines than the whole file would (its
+    lines unchanged from the parent's), else the whole file (steps/rungs.py tidy rewrites
+    them so);
   - each rung's whole program, resolved here (walking the parent files, patch(1)), is the one
     steps/rungs.py gives (expand: what the build compiles and the tests edit);
   - no definition of four lines or more (a function, kernel, class or struct at the top level of
@@ -21,7 +22,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chain import Chain, unified  # noqa: E402
+from chain import Chain  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "steps"))
+import rungs as rung_tree  # noqa: E402
 
 root = sys.argv[1]
 # The copies the move to single source left (a definition unchanged inside a file that changes
@@ -97,8 +101,11 @@ for track in ("mri", "mc", "epic", "ae"):
             if base is not None and body != base and name not in ("compiler_flags", "needs"):
                 a, b = base.splitlines(keepends=True), body.splitlines(keepends=True)
                 kept = sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
-                ctx = sum(1 for l in unified(base, body, name).splitlines()[2:] if l.startswith(" "))
                 if how == "whole":
+                    # The patch tidy would make instead (its maker: this checks the tree is tidy's;
+                    # what each form gives is checked apart, by patch(1), below).
+                    made = rung_tree.minimal_patch(a, b, f"a/{name}", f"b/{name}")
+                    ctx = sum(1 for l in made.splitlines()[2:] if l.startswith(" ")) if made else kept
                     repeated += kept
                     check(ctx >= kept, f"{label}: repeats {kept} of its parent's lines; as {name}.patch it would "
                                        f"repeat {ctx} (python3 steps/rungs.py tidy {track})")
