@@ -67,6 +67,19 @@ double sinc(double u) { return std::abs(u) < 1e-12 ? 1.0 : std::sin(core::kPi * 
 
 }  // namespace
 
+std::vector<std::complex<double>> sample_noise(uint64_t seed, size_t samples) {
+  std::mt19937_64 noise_rng(seed ^ 0x6a09e667f3bcc909ull);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<std::complex<double>> noises(samples);
+  for (auto& n : noises) {
+    // The imaginary part draws first: the order in which GCC evaluated the two draws when they
+    // were a constructor's arguments (right to left), which every recorded problem has.
+    const double im = gauss(noise_rng);
+    n = {gauss(noise_rng), im};
+  }
+  return noises;
+}
+
 Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples,
                  int undersample) {
   if (!(noise >= 0) || noise > 10) throw UsageError("--noise must be in [0, 10]");
@@ -90,20 +103,13 @@ Problem generate(const std::string& size, uint64_t seed, double noise, size_t ma
   // Separate streams, so that adding noise leaves the trajectory unchanged. Both are drawn first,
   // in the order the samples take them (a twist per plane, two normals per sample); then every
   // sample is its own work, computed in parallel and the same, bit for bit, as one by one.
-  std::mt19937_64 rng(seed), noise_rng(seed ^ 0x6a09e667f3bcc909ull);
-  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::mt19937_64 rng(seed);
   const size_t per_plane = size_t(kept_arms) * s.points;
   const int planes = int((M + per_plane - 1) / per_plane);
   std::vector<double> twists(planes);
   // A seeded rotation per plane, so different seeds give different trajectories.
   for (double& twist : twists) twist = 2 * core::kPi * std::uniform_real_distribution<double>(0, 1)(rng);
-  std::vector<std::complex<double>> noises(noise > 0 ? M : 0);
-  for (auto& n : noises) {
-    // The imaginary part draws first: the order in which GCC evaluated the two draws when they
-    // were a constructor's arguments (right to left), which every recorded problem has.
-    const double im = gauss(noise_rng);
-    n = {gauss(noise_rng), im};
-  }
+  const std::vector<std::complex<double>> noises = sample_noise(seed, noise > 0 ? M : 0);
   const double scale = std::abs(phantom_transform(0, 0, 0));
 #pragma omp parallel for schedule(static)
   for (size_t m = 0; m < M; ++m) {

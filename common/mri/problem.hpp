@@ -4,6 +4,7 @@
 // Arrays are structures of arrays in float, as the kernels read them.
 #pragma once
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ struct Problem {
 // undersample R > 1 keeps every R-th spiral arm of each plane (arms 0, R, 2R, ...): the arms
 // lie R cycles/FOV apart, R times the Nyquist spacing, as an accelerated scan acquires them
 // (the name gets "-R<R>"; the samples kept have the values of the full problem's).
+// The noise of a problem of this seed: two normals per sample, as sample_noise(seed, M)[m]
+// (its own stream, so that adding noise leaves the trajectory unchanged). generate() and the
+// reconstruction's object data draw it here, so one seed carries the same noise in both.
+std::vector<std::complex<double>> sample_noise(uint64_t seed, size_t samples);
+
 Problem generate(const std::string& size, uint64_t seed, double noise, size_t max_samples = 0,
                  int undersample = 1);
 

@@ -14,6 +14,12 @@ os.makedirs(work, exist_ok=True)
 work = tempfile.mkdtemp(prefix='recon_steps_', dir=work)  # tests run side by side
 
 
+def skip():
+    """No GPU for a step that needs one: SKIP (77), leaving nothing behind."""
+    shutil.rmtree(work)
+    sys.exit(77)
+
+
 def check_times(step, t):
     for sum_ in ('q', 'fhd'):
         phases = t.get(f'{sum_}_phases_ms')
@@ -43,8 +49,7 @@ def psnr(step):
                        capture_output=True, text=True)
     sys.stderr.write(p.stderr)
     if p.returncode == 77:
-        shutil.rmtree(work)
-        sys.exit(77)
+        skip()
     if p.returncode != 0:
         sys.exit(f"recon_steps.py: mri_recon with {step} exited {p.returncode}")
     (record,) = map(json.loads, open(path))
@@ -60,8 +65,7 @@ def progress(step):
     p = subprocess.run([exe, '--size', 'tiny', '--fhd-step', step, '--q-step', step, '--iterations', '2'],
                        capture_output=True, text=True)
     if p.returncode == 77:
-        shutil.rmtree(work)
-        sys.exit(77)
+        skip()
     if p.returncode != 0:
         sys.exit(f"recon_steps.py: mri_recon with {step} exited {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()

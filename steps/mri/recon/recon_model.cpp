@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <cmath>
-#include <random>
 
 #include "core/error.hpp"
 #include "core/npy.hpp"
@@ -57,17 +56,9 @@ Problem recon_problem(const ReconSpec& s) {
   Problem p = generate(s.size, s.seed, 0, 0, s.undersample);
   p.name += "-object";
   if (s.blur > 0) p.name += "-blur" + number(s.blur);
-  // The generator's noise stream (common/mri/problem.cpp), so that object and ladder data of
-  // one seed carry the same noise.
-  // The noise is drawn first, in the samples' order (the imaginary part first, as the generator
-  // draws it); then each sample is its own work, in parallel, the same bit for bit.
-  std::mt19937_64 noise_rng(s.seed ^ 0x6a09e667f3bcc909ull);
-  std::normal_distribution<double> gauss(0.0, 1.0);
-  std::vector<std::complex<double>> noises(s.noise > 0 ? p.samples() : 0);
-  for (auto& n : noises) {
-    const double im = gauss(noise_rng);
-    n = {gauss(noise_rng), im};
-  }
+  // The generator's noise (mri::sample_noise), so that object and ladder data of one seed carry
+  // the same noise; then each sample is its own work, in parallel, the same bit for bit.
+  const std::vector<std::complex<double>> noises = mri::sample_noise(s.seed, s.noise > 0 ? p.samples() : 0);
   const double scale = std::abs(phantom_transform(0, 0, 0));
 #pragma omp parallel for schedule(static)
   for (size_t m = 0; m < p.samples(); ++m) {
