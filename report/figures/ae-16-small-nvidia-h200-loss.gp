@@ -28,4 +28,8 @@ plot 'ae-16-small-nvidia-h200-loss.dat' index 0 using 1:2 with linespoints pt 7 
      'ae-16-small-nvidia-h200-loss.dat' index 17 using 1:2 with linespoints pt 7 ps 0.8 title '17_fused_backward', \
      'ae-16-small-nvidia-h200-loss.dat' index 18 using 1:2 with linespoints pt 7 ps 0.8 title '18_upsampled_reads', \
      'ae-16-small-nvidia-h200-loss.dat' index 19 using 1:2 with linespoints pt 7 ps 0.8 title '19_sgd_arranged', \
-     'ae-16-small-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title '20_cuda_graph'
+     'ae-16-small-nvidia-h200-loss.dat' index 20 using 1:2 with linespoints pt 7 ps 0.8 title '20_cuda_graph', \
+     'ae-16-small-nvidia-h200-loss.dat' index 21 using 1:2 with linespoints pt 7 ps 0.8 title '21_direct_conv5 bf16', \
+     'ae-16-small-nvidia-h200-loss.dat' index 22 using 1:2 with linespoints pt 7 ps 0.8 title '22_whole_waves bf16', \
+     'ae-16-small-nvidia-h200-loss.dat' index 23 using 1:2 with linespoints pt 7 ps 0.8 title '23_pooled_epilogue bf16', \
+     'ae-16-small-nvidia-h200-loss.dat' index 24 using 1:2 with linespoints pt 7 ps 0.8 title '24_data_parallel bf16'

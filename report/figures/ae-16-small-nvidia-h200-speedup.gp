@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'ae-16-small-nvidia-h200-speedup.png'
 set title 'ae batch 16, problem small, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:26091.057]
-set xrange [-0.6:20.6]
+set yrange [0.33333333:29130.783]
+set xrange [-0.6:24.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7

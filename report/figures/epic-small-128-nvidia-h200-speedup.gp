@@ -3,7 +3,7 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-small-128-nvidia-h200-speedup.png'
 set title 'epic problem small-128, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:494.01427]
+set yrange [0.33333333:458.17115]
 set xrange [-0.6:6.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1

@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'epic-small-nvidia-h200-speedup.png'
 set title 'epic problem small, NVIDIA H200'
 set logscale y
-set yrange [0.33333333:256.81912]
-set xrange [-0.6:9.6]
+set yrange [0.33333333:262.04529]
+set xrange [-0.6:11.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7

@@ -9,15 +9,15 @@ set bmargin at screen 0.085714286
 set logscale xy
 set format x '%.0s%c'
 set format y '%.0s%c'
-set xrange [1.5989203:1.0531691e+11]
-set yrange [2.9043171e+11:2.5439005e+14]
+set xrange [1.5862287:1.0531691e+11]
+set yrange [2.9043171e+11:2.5436083e+14]
 set xlabel 'arithmetic intensity (flop per compulsory DRAM byte, log scale)'
 set ylabel 'attained (flop/s, log scale)'
 set grid
 set key top left box opaque
 set style textbox opaque noborder margins 0.5,0.3
-plot 'mc-large-nvidia-h200-roofline-roofs.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'DRAM (probe copy) 3.978 TB/s', \
-     'mc-large-nvidia-h200-roofline-roofs.dat' index 1 using 1:2 with lines lw 2 lc rgb '#d62728' title 'FP32 63.60 Tflop/s', \
+plot 'mc-large-nvidia-h200-roofline-roofs.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'DRAM (probe copy) 4.009 TB/s', \
+     'mc-large-nvidia-h200-roofline-roofs.dat' index 1 using 1:2 with lines lw 2 lc rgb '#d62728' title 'FP32 63.59 Tflop/s', \
      'mc-large-nvidia-h200-roofline.dat' index 0 using 2:3 with points pt 7 ps 1.2 lc rgb '#2b7bba' title 'rungs', \
      '' index 1 using 4:5:($6-$4):($3-$5) with vectors nohead lw 1 lc rgb '#8c8c8c' notitle, \
      '' index 1 using 2:3:1 with labels left boxed font 'Sans,9' notitle

@@ -1,7 +1,7 @@
 # mc-small-nvidia-h200-heat-profile.gp: rendered by stepwise_report with `gnuplot mc-small-nvidia-h200-heat-profile.gp`
 set terminal pngcairo size 900,680 noenhanced font "Sans,10"
 set output 'mc-small-nvidia-h200-heat-profile.png'
-set title 'heat profile, 09_radial_walk, problem small, NVIDIA H200'
+set title 'heat profile, 13_nccl_photons, problem small, NVIDIA H200'
 set xrange [0:5.02475]
 set lmargin 12
 set multiplot

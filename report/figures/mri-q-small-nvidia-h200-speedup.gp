@@ -3,8 +3,8 @@ set terminal pngcairo size 900,480 noenhanced font "Sans,10"
 set output 'mri-q-small-nvidia-h200-speedup.png'
 set title 'mri Q, problem small (32768 samples x 32768 voxels), NVIDIA H200'
 set logscale y
-set yrange [0.33333333:139418.19]
-set xrange [-0.6:10.6]
+set yrange [0.33333333:375368.57]
+set xrange [-0.6:17.6]
 set ylabel 'speedup over 00_cpu (log scale)'
 set style fill solid 0.85 border -1
 set boxwidth 0.7
