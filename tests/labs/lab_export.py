@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """`./stepwise lab ID export DIR`: the handout bundle holds no answer and checks as the repository does.
 
-    lab_export.py STEPWISE ROOT BUILD [--compile LAB]  every lab: bad input; then, with nvcc, the
-                                               bundle's contents and that its skeleton compiles
-                                               there (--compile LAB: that lab's alone, where each
-                                               bundle's harness build would take minutes)
+    lab_export.py STEPWISE ROOT BUILD           bad input; then, with nvcc, every lab's bundle
+                                               contents (no answer in it, the skeleton start's)
+    lab_export.py STEPWISE ROOT BUILD --bundle LAB  with nvcc, LAB's contents, and that its skeleton
+                                               compiles there with the bundle's Makefile and its
+                                               ./check grades it (fail, or 77 without a GPU):
+                                               one test a lab, so that they build side by side
     lab_export.py STEPWISE ROOT BUILD --gpu [LAB...]  with a GPU only (77 at once without one, before
                                                compiling anything): the reference solution
                                                passes in the bundle and a known-wrong one fails
@@ -19,8 +21,10 @@ import json, os, shutil, subprocess, sys, tempfile
 
 stepwise, root, build = (os.path.abspath(a) for a in sys.argv[1:4])
 want_gpu = sys.argv[4:5] == ["--gpu"]
-only = sys.argv[5:] if want_gpu else []  # --gpu LAB...: those labs alone
-compile_only = sys.argv[5] if sys.argv[4:5] == ["--compile"] and len(sys.argv) == 6 else None
+bundle = sys.argv[5] if sys.argv[4:5] == ["--bundle"] and len(sys.argv) == 6 else None
+if sys.argv[4:] and not want_gpu and bundle is None:
+    sys.exit(f"lab_export.py: want STEPWISE ROOT BUILD [--bundle LAB | --gpu [LAB...]], not {sys.argv[4:]}")
+only = sys.argv[5:] if want_gpu else [bundle] if bundle else []  # those labs alone
 env = {**os.environ, "STEPWISE_BUILD": build, "STEPWISE_LAB_PREBUILT": "1"}
 failures = []
 
@@ -50,7 +54,7 @@ labs = sorted(n for n in os.listdir(os.path.join(root, "labs"))
               if os.path.isfile(os.path.join(root, "labs", n, "lab.json")) and (not only or n in only))
 tmp = tempfile.mkdtemp(prefix="lab-export-")
 
-if not want_gpu:
+if not want_gpu and not bundle:
     # Bad input, said at once (exit 2, naming the problem), before anything is made.
     p = run([stepwise, "lab", "99-no-such-lab", "export", os.path.join(tmp, "x")])
     check(p.returncode == 2 and "no lab '99-no-such-lab'" in p.stderr, "unknown lab: exit 2, named")
@@ -68,11 +72,14 @@ if not want_gpu:
     check(p.returncode == 2 and "not a folder" in p.stderr, "export under a file: exit 2, named")
     p = run([stepwise, "lab", labs[0], "export"])
     check(p.returncode == 2, "export without DIR: exit 2")
+if not want_gpu:
     if shutil.which("nvcc") is None:
         # A bundle's compile lines are the build's GPU steps', which a build without nvcc has not.
         print("skipped: no nvcc: the bundles themselves (their build needs the CUDA Toolkit)")
         shutil.rmtree(tmp, ignore_errors=True)
-        sys.exit(1 if failures else 0)
+        sys.exit(1 if failures else 77 if bundle else 0)
+if only and sorted(only) != labs:
+    sys.exit(f"lab_export.py: no lab {sorted(set(only) - set(labs))} (labs: {labs})")
 
 sys.path.insert(0, os.path.join(root, "labs"))
 sys.path.insert(0, os.path.join(root, "steps"))
@@ -145,8 +152,7 @@ for lab_id in labs:
         ref_json = json.load(open(os.path.join(dest, "bundle.json")))["reference"]
         check(lab.get("grade_by") == "agreement" or ref_json is not None, f"{lab_id}: a reference time: {ref_json and ref_json['kind']}")
         # The skeleton compiles in the bundle, with its own Makefile (nvcc through ptxas; no GPU).
-        if compile_only and lab_id != compile_only:
-            print(f"     {lab_id}: not compiled here (--compile {compile_only})")
+        if not bundle:
             shutil.rmtree(dest, ignore_errors=True)
             continue
         p = run(["make", "-s", f"-j{min(8, os.cpu_count() or 2)}", "-C", dest, "harness", os.path.join(dest, "build", "skeleton"),
