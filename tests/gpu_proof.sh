@@ -3,7 +3,8 @@
 # suite (no SKIP may remain but those without data), all four compute-sanitizer tools on every
 # GPU step, and the benchmarks whose records go to report/results/. Results (JSONL) and logs
 # go to $OUT, named after the GPU (mri-h200.jsonl, ...). Phases are the arguments:
-#   build test sanitize ladder same recon remeasure mc-sizes mc-tune mc-profile   (default: the first four)
+#   build test sanitize ladder same recon remeasure mc-sizes mc-tune mc-profile gridding-peer
+#   (default: the first four)
 # Usage (repo root): OUT=/tmp/out tests/gpu_proof.sh [PHASE...]
 # A copy whose .git is not the checkout's names its commit in .stepwise-commit (git-ignored:
 # send it with the tree, e.g. `git rev-parse --short HEAD > .stepwise-commit`), or the records
@@ -195,6 +196,35 @@ if has recon; then  # the reconstruction's quality table (steps/mri/recon): its 
   "$B/steps/mri/recon/mri_recon" --size large --fhd-step 10_phase_recurrence --q-step 10_phase_recurrence --solver gpu \
     --quiet --json "$R" || echo "FAILED recon large"
   "$B/steps/mri/recon/mri_gridding_accuracy" --size small --json "$R" > "$OUT/gridding-accuracy.txt" || echo "FAILED gridding accuracy"
+fi
+
+if has gridding-peer; then  # cuFINUFFT beside the gridding rungs on large, in one call: each tolerance, each method
+  # cuFINUFFT's source travels in an ignored folder (PEER_SRC, default .peers/finufft: a copy of
+  # finufft 9810998 with POET and build.sh); built with nvcc alone into $B/cufinufft.
+  src=${PEER_SRC:-$ROOT/.peers/finufft}
+  { JOBS=$(nproc) bash "$src/build.sh" "$B/cufinufft" && meson configure "$B" -Dcufinufft_dir="$B/cufinufft" &&
+    meson compile -C "$B" steps/mri/mri_cufinufft steps/mri/mri_17_aggregated_plan; } > "$OUT/gridding-peer-build.log" 2>&1 \
+    || { tail -30 "$OUT/gridding-peer-build.log"; echo "FAILED gridding peer build"; }
+  J="$OUT/mri-$DEVICE_TAG-gridding-peer.jsonl"
+  for tol in 1e-3 1e-4 1e-5 1e-6; do
+    for kernel in fhd q; do
+      "$B/steps/mri/mri_17_aggregated_plan" --size large --kernel $kernel --tolerance $tol --check --quiet --json "$J" \
+        || echo "FAILED 17 $kernel $tol"
+      for m in 1 2 3 4; do
+        "$B/steps/mri/mri_cufinufft" --size large --kernel $kernel --tolerance $tol --method $m --check --quiet --json "$J" \
+          || echo "FAILED cufinufft method $m $kernel $tol"
+      done
+    done
+  done
+  python3 - "$J" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    p = r["params"]
+    print(f"{r['step']:20} {p.get('kernel')} tol {p.get('tolerance'):g} method {p.get('method', '-')}: compute "
+          f"{r['timing']['kernel_ms']['median']:.3f} ms, plan {p.get('plan_ms', 0):.3f} ms, rel L2 "
+          f"{r['validation']['rel_l2']:.2e} {'PASS' if r['validation']['pass'] else 'FAIL'}")
+PY
 fi
 
 if has probe; then
