@@ -135,28 +135,47 @@ void Writer::studies(const std::string& track) {
 }
 
 // The gridding steps by --tolerance: per problem, kernel and GPU, each step's newest run at
-// each tolerance, with the width it chose, the error it reached and its plan's time.
+// each tolerance, with the width it chose, the error it reached and its plan's time; a peer's
+// (mri_cufinufft: step "cufinufft", a row per method) fastest passing run at each tolerance,
+// below the rungs.
 void Writer::tolerance_table(const std::vector<const Record*>& all) {
   std::map<std::string, std::map<std::string, const Record*>> groups;  // problem|kernel|device -> step|tolerance
+  bool peers = false;
   for (const Record* r : all) {
     const double t = *number_at(r->data, "params.tolerance");
-    keep_newest(groups[r->problem() + "|" + param(*r, "kernel") + "|" + r->device_name()],
-                    r->step() + "|" + printf_string("%08.3f", -std::log10(t)), *r);  // tighter tolerances below
+    auto& group = groups[r->problem() + "|" + param(*r, "kernel") + "|" + r->device_name()];
+    const std::string at = printf_string("%08.3f", -std::log10(t));  // tighter tolerances below
+    if (numbered(r->step())) {
+      keep_newest(group, r->step() + "|" + at, *r);
+      continue;
+    }
+    peers = true;
+    const std::string key = "~" + r->step() + "|" + at;  // "~": after the numbered steps
+    const auto pass = find_path(r->data, "validation.pass");
+    if (!(pass && pass->is_boolean() && pass->get<bool>())) continue;  // its fastest that passed
+    const auto it = group.find(key);
+    if (it == group.end() || r->time_ms() < it->second->time_ms()) group[key] = r;
   }
   md_ << "### Gridding by tolerance\n\n"
       << "The adjoint-NUFFT steps at each `--tolerance` they were run with (the ladder above compares them at "
       << printf_string("%g", kLadderTolerance) << "). The kernel width W is the step's choice; the plan (sorting the "
-      << "samples into bins) is made once per problem, outside the timed compute, as a NUFFT library's plan is.\n\n";
+      << "samples into bins) is made once per problem, outside the timed compute, as a NUFFT library's plan is.";
+  if (peers)
+    md_ << " A peer's row (`cufinufft`: cuFINUFFT's type 1 under the same harness, `steps/mri/cufinufft/`) is its "
+        << "fastest method that passed at that tolerance; its time is its execute, its plan its point sort (setpts), "
+        << "its makeplan apart.";
+  md_ << "\n\n";
   for (const auto& [key, rows] : groups) {
     const size_t a = key.find('|'), b = key.find('|', a + 1);
     md_ << "**" << key.substr(0, a) << ", " << (key.substr(a + 1, b - a - 1) == "q" ? "Q" : "F^H d") << ", "
         << key.substr(b + 1) << "**\n\n"
         << table_row({"step", "tolerance", "W", "time (ms)", "plan (ms)", "rel. L2 error", "check"}) << table_rule(7, 1);
     for (const auto& [k, r] : rows) {
-      const auto plan = number_at(r->data, "params.plan_ms");
+      const bool peer = !numbered(r->step());
+      const auto plan = number_at(r->data, peer && number_at(r->data, "params.setpts_ms") ? "params.setpts_ms" : "params.plan_ms");
       const auto width = number_at(r->data, "params.kernel_width");
       const auto pass = find_path(r->data, "validation.pass");
-      md_ << table_row({"`" + r->step() + "`", printf_string("%g", *number_at(r->data, "params.tolerance")),
+      md_ << table_row({"`" + (peer ? r->row_name() : r->step()) + "`", printf_string("%g", *number_at(r->data, "params.tolerance")),
                         width ? printf_string("%.0f", *width) : "n/a", fmt_ms(r->time_ms()), plan ? fmt_ms(*plan) : "n/a",
                         fmt_sci(number_at(r->data, "validation.rel_l2")),
                         pass && pass->is_boolean() ? (pass->get<bool>() ? "PASS" : "FAIL") : "n/a"});

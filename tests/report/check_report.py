@@ -962,6 +962,40 @@ def mode_tolerance(exe, fixtures):
         order = [line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| `16_fixed_point` |")]
         check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
 
+    # The peer (mri_cufinufft, a row per method): at each tolerance its fastest method that
+    # passed, below the rungs, its plan its point sort (setpts_ms), not makeplan + setpts.
+    def peer(method, tolerance, ms, passed):
+        r = rec("cufinufft", tolerance, ms, 0)
+        del r["params"]["kernel_width"]
+        r["params"].update({"mode": f"method{method}", "method": method, "setpts_ms": 0.8, "makeplan_ms": 0.3,
+                            "plan_ms": 1.1})
+        r["validation"] = dict(r.get("validation", {}), **{"pass": passed})
+        return r
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "x.jsonl"), "w") as f:
+            for r in [rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-5, 1.6, 7),
+                      peer(2, 1e-4, 7.6, True), peer(3, 1e-4, 1.2, True), peer(1, 1e-4, 0.9, False),
+                      peer(3, 1e-5, 3.1, True), peer(4, 1e-5, 3.5, True)]:
+                f.write(json.dumps(r) + "\n")
+        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
+        table = section(md, "### Gridding by tolerance")
+        lines = [l for l in table.splitlines() if l.startswith("| `")]
+        check("| `cufinufft method3` | 0.0001 | n/a | 1.200 | 0.8000 |" in table,
+              "tolerance table: the peer's fastest passing method at 1e-4 (3: 1.200 ms; 1 was faster and failed), "
+              "its plan the point sort")
+        check("| `cufinufft method3` | 1e-05 | n/a | 3.100 | 0.8000 |" in table, "tolerance table: the peer at 1e-5 (3, not 4)")
+        check(not any(l.startswith(("| `cufinufft method1`", "| `cufinufft method2`", "| `cufinufft method4`")) for l in lines),
+              "tolerance table: one peer row a tolerance")
+        check([l.split("|")[1].strip() for l in lines] ==
+              ["`16_fixed_point`", "`16_fixed_point`", "`cufinufft method3`", "`cufinufft method3`"],
+              f"tolerance table: the peer's rows below the rungs' ({[l.split('|')[1].strip() for l in lines]})")
+        ladder = section(md, "### F^H d, problem large, GPU P")
+        check(all(f"| `cufinufft method{m}` |" in ladder for m in (1, 2, 3)),
+              "the ladder at 1e-4: a row per method of the peer, as a peer's modes")
+
 
 def scaling_rows(text):
     """The Scaling tables' rows, in order: (row, GPUs, [cells after GPUs])."""

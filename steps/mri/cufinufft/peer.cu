@@ -111,6 +111,7 @@ class Cufinufft final : public Step {
   }
 
   void describe(core::Fields& params) const override {
+    params.set("mode", "method" + std::to_string(method_));  // each method a row of its own (as a peer's modes)
     params.set("makeplan_ms", makeplan_ms_).set("setpts_ms", setpts_ms_).set("plan_ms", makeplan_ms_ + setpts_ms_);
     params.set("upload_ms", dev_.upload_ms);
   }
