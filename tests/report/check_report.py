@@ -936,31 +936,33 @@ def mode_tolerance(exe, fixtures):
         r["throughput"] = {"value": 1.0, "unit": "pairs/s"}
         return r
 
-    with tempfile.TemporaryDirectory() as tmp:
-        results = os.path.join(tmp, "results")
-        os.makedirs(results)
-        with open(os.path.join(results, "x.jsonl"), "w") as f:
-            for r in [rec("15_fixed_width", 1e-4, 4.0, 6), rec("16_fixed_point", 1e-3, 0.5, 5),
-                      rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-6, 3.0, 8),
-                      rec("16_fixed_point", 2e-4, 0.8, 6)]:
-                f.write(json.dumps(r) + "\n")
-        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
-        ladder = section(md, "### F^H d, problem large, GPU P")
-        check((row(ladder, "16_fixed_point") or ["", "", ""])[2] == "1.000",
-              "the ladder's 16 row is its 1e-4 run (1.000 ms), not the 1e-3 or 1e-6 one")
-        check(ladder.count("| `16_fixed_point` |") == 1, "one ladder row per step")
-        # Both gridding rows: an equivalent rate, and no ceiling for one reason, each said once under the table.
-        for step in ("15_fixed_width", "16_fixed_point"):
-            check((row(ladder, step) or [""] * 8)[6:8] == ["1.000 [a]", "n/a [b]"], f"{step}'s rate and ceiling marked: {row(ladder, step)}")
-        check(ladder.count("\n[a] equivalent pairs/s: ") == 1 and ladder.count("\n[b] n/a: gridding computes no pair.\n") == 1
-              and "(gridding computes no pair)" not in ladder, "the gridding rows' marks explained once each")
-        table = section(md, "### Gridding by tolerance")
-        for tol, width, ms in [("0.001", "5", "0.5000"), ("0.0001", "6", "1.000"), ("1e-06", "8", "3.000")]:
-            check(f"| `16_fixed_point` | {tol} | {width} | {ms} | 0.7500 |" in table,
-                  f"tolerance table: 16 at {tol}, W {width}, {ms} ms, plan 0.7500")
-        check("| `15_fixed_width` | 0.0001 | 6 | 4.000 |" in table, "tolerance table: 15's default run too")
-        order = [line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| `16_fixed_point` |")]
-        check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
+    def report_of(records):
+        with tempfile.TemporaryDirectory() as tmp:
+            results = os.path.join(tmp, "results")
+            os.makedirs(results)
+            with open(os.path.join(results, "x.jsonl"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in records)
+            return generate(exe, results, os.path.join(tmp, "out"), "--no-render")
+
+    md = report_of([rec("15_fixed_width", 1e-4, 4.0, 6), rec("16_fixed_point", 1e-3, 0.5, 5),
+                    rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-6, 3.0, 8),
+                    rec("16_fixed_point", 2e-4, 0.8, 6)])
+    ladder = section(md, "### F^H d, problem large, GPU P")
+    check((row(ladder, "16_fixed_point") or ["", "", ""])[2] == "1.000",
+          "the ladder's 16 row is its 1e-4 run (1.000 ms), not the 1e-3 or 1e-6 one")
+    check(ladder.count("| `16_fixed_point` |") == 1, "one ladder row per step")
+    # Both gridding rows: an equivalent rate, and no ceiling for one reason, each said once under the table.
+    for step in ("15_fixed_width", "16_fixed_point"):
+        check((row(ladder, step) or [""] * 8)[6:8] == ["1.000 [a]", "n/a [b]"], f"{step}'s rate and ceiling marked: {row(ladder, step)}")
+    check(ladder.count("\n[a] equivalent pairs/s: ") == 1 and ladder.count("\n[b] n/a: gridding computes no pair.\n") == 1
+          and "(gridding computes no pair)" not in ladder, "the gridding rows' marks explained once each")
+    table = section(md, "### Gridding by tolerance")
+    for tol, width, ms in [("0.001", "5", "0.5000"), ("0.0001", "6", "1.000"), ("1e-06", "8", "3.000")]:
+        check(f"| `16_fixed_point` | {tol} | {width} | {ms} | 0.7500 |" in table,
+              f"tolerance table: 16 at {tol}, W {width}, {ms} ms, plan 0.7500")
+    check("| `15_fixed_width` | 0.0001 | 6 | 4.000 |" in table, "tolerance table: 15's default run too")
+    order = [line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| `16_fixed_point` |")]
+    check(order == ["0.001", "0.0002", "0.0001", "1e-06"], f"tolerance table: 16's rows loosest first ({order})")
 
     # The peer (mri_cufinufft, a row per method): at each tolerance its fastest method that
     # passed, below the rungs, its plan its point sort (setpts_ms), not makeplan + setpts.
@@ -972,29 +974,23 @@ def mode_tolerance(exe, fixtures):
         r["validation"] = dict(r.get("validation", {}), **{"pass": passed})
         return r
 
-    with tempfile.TemporaryDirectory() as tmp:
-        results = os.path.join(tmp, "results")
-        os.makedirs(results)
-        with open(os.path.join(results, "x.jsonl"), "w") as f:
-            for r in [rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-5, 1.6, 7),
-                      peer(2, 1e-4, 7.6, True), peer(3, 1e-4, 1.2, True), peer(1, 1e-4, 0.9, False),
-                      peer(3, 1e-5, 3.1, True), peer(4, 1e-5, 3.5, True)]:
-                f.write(json.dumps(r) + "\n")
-        md = generate(exe, results, os.path.join(tmp, "out"), "--no-render")
-        table = section(md, "### Gridding by tolerance")
-        lines = [l for l in table.splitlines() if l.startswith("| `")]
-        check("| `cufinufft method3` | 0.0001 | n/a | 1.200 | 0.8000 |" in table,
-              "tolerance table: the peer's fastest passing method at 1e-4 (3: 1.200 ms; 1 was faster and failed), "
-              "its plan the point sort")
-        check("| `cufinufft method3` | 1e-05 | n/a | 3.100 | 0.8000 |" in table, "tolerance table: the peer at 1e-5 (3, not 4)")
-        check(not any(l.startswith(("| `cufinufft method1`", "| `cufinufft method2`", "| `cufinufft method4`")) for l in lines),
-              "tolerance table: one peer row a tolerance")
-        check([l.split("|")[1].strip() for l in lines] ==
-              ["`16_fixed_point`", "`16_fixed_point`", "`cufinufft method3`", "`cufinufft method3`"],
-              f"tolerance table: the peer's rows below the rungs' ({[l.split('|')[1].strip() for l in lines]})")
-        ladder = section(md, "### F^H d, problem large, GPU P")
-        check(all(f"| `cufinufft method{m}` |" in ladder for m in (1, 2, 3)),
-              "the ladder at 1e-4: a row per method of the peer, as a peer's modes")
+    md = report_of([rec("16_fixed_point", 1e-4, 1.0, 6), rec("16_fixed_point", 1e-5, 1.6, 7),
+                    peer(2, 1e-4, 7.6, True), peer(3, 1e-4, 1.2, True), peer(1, 1e-4, 0.9, False),
+                    peer(3, 1e-5, 3.1, True), peer(4, 1e-5, 3.5, True)])
+    table = section(md, "### Gridding by tolerance")
+    lines = [l for l in table.splitlines() if l.startswith("| `")]
+    check("| `cufinufft method3` | 0.0001 | n/a | 1.200 | 0.8000 |" in table,
+          "tolerance table: the peer's fastest passing method at 1e-4 (3: 1.200 ms; 1 was faster and failed), "
+          "its plan the point sort")
+    check("| `cufinufft method3` | 1e-05 | n/a | 3.100 | 0.8000 |" in table, "tolerance table: the peer at 1e-5 (3, not 4)")
+    check(not any(l.startswith(("| `cufinufft method1`", "| `cufinufft method2`", "| `cufinufft method4`")) for l in lines),
+          "tolerance table: one peer row a tolerance")
+    check([l.split("|")[1].strip() for l in lines] ==
+          ["`16_fixed_point`", "`16_fixed_point`", "`cufinufft method3`", "`cufinufft method3`"],
+          f"tolerance table: the peer's rows below the rungs' ({[l.split('|')[1].strip() for l in lines]})")
+    ladder = section(md, "### F^H d, problem large, GPU P")
+    check(all(f"| `cufinufft method{m}` |" in ladder for m in (1, 2, 3)),
+          "the ladder at 1e-4: a row per method of the peer, as a peer's modes")
 
 
 def scaling_rows(text):
