@@ -48,6 +48,10 @@ void check(int status, const char* what) {
                           : status == FINUFFT_ERR_INSUFFICIENT_SHMEM  ? "the method's subproblem does not fit in shared memory"
                           : status == FINUFFT_ERR_CUDA_FAILURE        ? "a CUDA call failed"
                                                                       : "error " + std::to_string(status) + " (finufft_errors.h)";
+  // A choice of flags cuFINUFFT cannot run is bad input (exit 2); anything else a runtime error.
+  const bool flags = status == FINUFFT_ERR_EPS_TOO_SMALL || status == FINUFFT_ERR_UPSAMPFAC_TOO_SMALL ||
+                     status == FINUFFT_ERR_METHOD_NOTVALID || status == FINUFFT_ERR_INSUFFICIENT_SHMEM;
+  if (flags) throw core::UsageError(std::string("cuFINUFFT ") + what + ": " + why + " (--tolerance, --method, --upsampfac)");
   throw core::RuntimeError(std::string("cuFINUFFT ") + what + ": " + why);
 }
 
