@@ -4,7 +4,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/cuda_check.cuh"
 #include "core/rendezvous.hpp"
 
 namespace core {
@@ -29,19 +28,6 @@ ncclComm_t world_communicator() {
     return c;
   }();
   return comm;
-}
-
-void wait_for_ranks(cudaStream_t stream) {
-  // The summed integer is set once and never read: only the all-reduce's completion matters.
-  // Kept to the end of the process, as the communicator is.
-  static int32_t* const token = [] {
-    int32_t* t = nullptr;
-    CUDA_CHECK(cudaMalloc(&t, sizeof *t));
-    CUDA_CHECK(cudaMemset(t, 0, sizeof *t));
-    return t;
-  }();
-  NCCL_CHECK(ncclAllReduce(token, token, 1, ncclInt32, ncclSum, world_communicator(), stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace core

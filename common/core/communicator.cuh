@@ -3,7 +3,6 @@
 // NCCL for a unique id, hands it to the others (core/rendezvous.hpp), and all join. With one
 // rank it is a communicator of one, so the same step source runs on one GPU unchanged.
 #pragma once
-#include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "core/nccl_check.cuh"
@@ -13,10 +12,5 @@ namespace core {
 
 // All ranks of this run. The first call blocks until every rank has made it.
 ncclComm_t world_communicator();
-
-// Every rank waits here for all the others: a one-integer sum over the ranks on STREAM, and the
-// host waits for it. A multi-GPU step calls it as its ranks leave load(), so that each timed run
-// starts on every GPU at once and rank 0's clock holds the run, not also a late rank's start.
-void wait_for_ranks(cudaStream_t stream);
 
 }  // namespace core
