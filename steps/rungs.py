@@ -512,8 +512,9 @@ def render_patch(ta, tb, runs, around, la, lb):
         for g in merged:
             c = max(runs[g[2][0]][0] - g[0], g[1] - runs[g[2][-1]][1])
             g[0], g[1] = max(0, runs[g[2][0]][0] - c), min(len(ta), runs[g[2][-1]][1] + c)
-        done, groups = len(merged) == len(groups), merged
-        if done:
+        stable = len(merged) == len(groups)
+        groups = merged
+        if stable:
             break
     out = [f"--- {la}\n", f"+++ {lb}\n"]
 

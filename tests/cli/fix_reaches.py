@@ -129,15 +129,15 @@ for track, a, name in [most_patched(t) for t in rungs.TRACKS] + [("ae", "09_conv
                  rungs.sources(track, rungs.holder(track, rungs.parent_of(track, r)[0], name), name)[-1]
                  == f"{track}/{a}/{name}" and rungs.holder(track, rungs.parent_of(track, r)[0], name) == a)
     patch_text = open(os.path.join(steps, track, child, name + rungs.PATCH)).read()
-    removed = [l[1:] for l in patch_text.splitlines(keepends=True)
+    in_hunk = [l[1:] for l in patch_text.splitlines(keepends=True)
                if l[:1] in " -" and not l.startswith("---") and l[1:].strip()
                and not l[1:].lstrip().startswith(("//", "/*", "*")) and not rungs.INCLUDE.match(l[1:])
                and sum(m == l[1:] for m in lines) == 1]
-    check(bool(removed), f"{track} {child}: a hunk of its patch holds a line that {a}'s {name} holds once")
-    if not removed:
+    check(bool(in_hunk), f"{track} {child}: a hunk of its patch holds a line that {a}'s {name} holds once")
+    if not in_hunk:
         continue
-    k = lines.index(removed[0])
-    open(path, "w").write("".join(lines[:k] + [removed[0].rstrip("\n") + MARK + "\n"] + lines[k + 1:]))
+    k = lines.index(in_hunk[0])
+    open(path, "w").write("".join(lines[:k] + [in_hunk[0].rstrip("\n") + MARK + "\n"] + lines[k + 1:]))
     named = f"steps/{track}/{child}/{name}{rungs.PATCH}"
     below = [r for r in rs if child in rungs.chain(track, r)]
     for r in below:

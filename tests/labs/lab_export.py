@@ -3,10 +3,10 @@
 
     lab_export.py STEPWISE ROOT BUILD           bad input; then, with nvcc, every lab's bundle
                                                contents (no answer in it, the skeleton start's)
-    lab_export.py STEPWISE ROOT BUILD --bundle LAB  with nvcc, LAB's contents, and that its skeleton
-                                               compiles there with the bundle's Makefile and its
-                                               ./check grades it (fail, or 77 without a GPU):
-                                               one test a lab, so that they build side by side
+    lab_export.py STEPWISE ROOT BUILD --bundle LAB  with nvcc, that LAB's skeleton compiles in its
+                                               bundle with the bundle's Makefile and its ./check
+                                               grades it (fail, or 77 without a GPU): one test a
+                                               lab, so that they build side by side
     lab_export.py STEPWISE ROOT BUILD --gpu [LAB...]  with a GPU only (77 at once without one, before
                                                compiling anything): the reference solution
                                                passes in the bundle and a known-wrong one fails
@@ -133,7 +133,7 @@ for lab_id in labs:
         continue
     skel = open(os.path.join(dest, lab["source"])).read()
     answer = reference_solution(lab_id, lab)
-    if not want_gpu:
+    if not want_gpu and not bundle:
         files = [os.path.relpath(os.path.join(d, n), dest) for d, _, ns in os.walk(dest) for n in ns]
         bad = [f for f in files if os.path.basename(f) in ("skeleton.patch", "reference.patch", "wrong.json")
                or f.startswith("steps/") or "/steps/" in f]
@@ -151,10 +151,8 @@ for lab_id in labs:
               + "".join(f"\n       {f}: {w}" for f, w in leaks[:5]))
         ref_json = json.load(open(os.path.join(dest, "bundle.json")))["reference"]
         check(lab.get("grade_by") == "agreement" or ref_json is not None, f"{lab_id}: a reference time: {ref_json and ref_json['kind']}")
+    elif bundle:
         # The skeleton compiles in the bundle, with its own Makefile (nvcc through ptxas; no GPU).
-        if not bundle:
-            shutil.rmtree(dest, ignore_errors=True)
-            continue
         p = run(["make", "-s", f"-j{min(8, os.cpu_count() or 2)}", "-C", dest, "harness", os.path.join(dest, "build", "skeleton"),
                  f"EXE={os.path.join(dest, 'build', 'skeleton')}"], timeout=1200)
         check(p.returncode == 0, f"{lab_id}: the skeleton compiles in the bundle" + ("" if p.returncode == 0 else "\n" + p.stderr[-3000:]))

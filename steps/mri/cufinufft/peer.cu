@@ -14,14 +14,13 @@
 #include <cmath>
 #include <string>
 
+#include "core/portable.hpp"
 #include "core/timing.hpp"
 #include "mri/device_problem.cuh"
 #include "mri/weights.hpp"
 
 namespace mri {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // The transform's inputs in cuFINUFFT's form: X = 2 pi k / n per axis, c = the sample's weight.
 __global__ void to_transform(const float* kx, const float* ky, const float* kz, const float* phiR, const float* phiI,
@@ -79,7 +78,7 @@ class Cufinufft final : public Step {
     dev_.upload(in);
     const int numK = in.numK;
     X_.resize(numK), Y_.resize(numK), Z_.resize(numK), c_.resize(numK), f_.resize(in.numX);
-    const float3 scale = {float(2 * kPi / in.nx), float(2 * kPi / in.ny), float(2 * kPi / in.nz)};
+    const float3 scale = {float(2 * core::kPi / in.nx), float(2 * core::kPi / in.ny), float(2 * core::kPi / in.nz)};
     to_transform<<<blocks_for(numK, 256), 256>>>(dev_.kx.data(), dev_.ky.data(), dev_.kz.data(), dev_.phiR.data(),
                                                  dev_.phiI.data(), dev_.dR.data(), dev_.dI.data(), dev_.q(), numK,
                                                  scale, X_.data(), Y_.data(), Z_.data(), c_.data());
